@@ -1,0 +1,69 @@
+"""Shared RFC 0012 oracles: reading a compaction answer and the entry it produced.
+
+These helpers only read and compare; every verdict is still a `ctx.check` in the scenario, citing
+the requirement it witnesses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.client import Reply
+from conformance.seams import ABSENT, CompactionSeams
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """A compact seam answer, unpacked defensively (a host may send anything)."""
+
+    reply: Reply
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.reply.body if isinstance(self.reply.body, dict) else {}
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        value = self.body.get("payload")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def output_id(self) -> str | None:
+        value = self.payload.get("outputId")
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def output_content(self) -> str | None:
+        value = self.body.get("outputContent")
+        return value if isinstance(value, str) else None
+
+    @property
+    def source_ids(self) -> list[Any] | None:
+        value = self.payload.get("sourceIds")
+        return value if isinstance(value, list) else None
+
+
+@dataclass(frozen=True)
+class ReadBack:
+    """The output entry as the host's read surface returns it (None when it has no read surface)."""
+
+    status: int | None
+    entry: dict[str, Any] | None
+    evidence: dict[str, Any]
+
+    @property
+    def surface_absent(self) -> bool:
+        return self.status is None
+
+
+def read_output(seams: CompactionSeams, memory_ref: str, output_id: str | None) -> ReadBack:
+    """GET the output entry; distinguishes 'no read surface' (list 404s too) from 'entry missing'."""
+    if output_id is None:
+        return ReadBack(0, None, {"reason": "no outputId in the payload"})
+    reply = seams.read_entry(memory_ref, output_id)
+    if reply.status == 200 and isinstance(reply.body, dict):
+        return ReadBack(200, reply.body, reply.summary())
+    if reply.status in ABSENT and seams.list_entries(memory_ref).status in ABSENT:
+        return ReadBack(None, None, reply.summary())
+    return ReadBack(reply.status, None, reply.summary())

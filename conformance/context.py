@@ -1,0 +1,88 @@
+"""What a scenario holds: the host client(s), discovery, its verdict, and the capability gates."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance import schemas
+from conformance.client import HostClient
+from conformance.discovery import Discovery
+from conformance.outcomes import Blocked, Unsupported
+from conformance.seams import ABSENT, CompactionSeams
+from conformance.verdict import Verdict
+
+
+@dataclass
+class Session:
+    """Per-process facts shared by every scenario (probe results are cached here)."""
+
+    client: HostClient
+    tenant_b: HostClient | None
+    discovery: Discovery
+    probes: dict[str, int] = field(default_factory=dict)
+
+
+class Scenario:
+    def __init__(self, session: Session, verdict: Verdict, name: str) -> None:
+        self.session = session
+        self.verdict = verdict
+        self.client = session.client
+        self.discovery = session.discovery
+        self._name = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
+
+    # -- evidence ---------------------------------------------------------------------------------
+
+    def check(
+        self, requirement_id: str, condition: bool, evidence: Any = None, *, note: str = ""
+    ) -> bool:
+        return self.verdict.check(requirement_id, condition, evidence, note=note)
+
+    def check_schema(
+        self, requirement_id: str, schema_ref: str, instance: Any, *, note: str = ""
+    ) -> bool:
+        problems = schemas.validate(schema_ref, instance)
+        evidence = {"schema": schema_ref, "problems": problems[:10]}
+        return self.check(
+            requirement_id, not problems, evidence, note=note or f"valid against {schema_ref}"
+        )
+
+    def block(self, requirement_id: str, reason: str) -> None:
+        self.verdict.block(requirement_id, reason)
+
+    # -- isolation ----------------------------------------------------------------------------------
+
+    def unique_ref(self, label: str = "") -> str:
+        """A memoryRef no other scenario (or earlier run) uses, so parallel runs never interfere."""
+        suffix = f"-{label}" if label else ""
+        return f"mem_conformance_{self._name}{suffix}_{uuid.uuid4().hex[:12]}"
+
+    def unique_id(self, label: str) -> str:
+        return f"{label}-{uuid.uuid4().hex[:10]}"
+
+    # -- gates --------------------------------------------------------------------------------------
+
+    def compaction(self) -> tuple[CompactionSeams, dict[str, Any]]:
+        """Gate on memory.compaction: UNSUPPORTED if not advertised, BLOCKED if the seam is absent."""
+        block = self.discovery.compaction()
+        _, layout = self.discovery.memory()
+        if not block or block.get("supported") is not True:
+            raise Unsupported(f"memory.compaction.supported is not true (memory family: {layout})")
+        seams = CompactionSeams(self.client)
+        status = self.session.probes.get("compact")
+        if status is None:
+            status = self.session.probes["compact"] = seams.probe().status
+        if status in ABSENT:
+            raise Blocked(
+                f"compaction advertised but POST /v1/test/memory/compact answered {status}"
+            )
+        return seams, block
+
+    def tenant_b(self) -> HostClient:
+        if self.session.tenant_b is None:
+            raise Blocked(
+                "needs a second tenant's key (--tenant-b-token / OPENWOP_TEST_TENANT_B_API_KEY)"
+            )
+        return self.session.tenant_b

@@ -1,0 +1,45 @@
+"""Booting the bundled reference host in-process when no --host-url is given.
+
+The only place the harness touches `reference_host`: scenarios still reach it over loopback HTTP.
+Each process (each xdist worker) gets its own host, SQLite file and random tenant keys.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from conformance.client import Secret
+
+
+@dataclass
+class EmbeddedHost:
+    url: str
+    token: Secret
+    tenant_b_token: Secret
+    _running: object
+    _workdir: Path
+
+    def stop(self) -> None:
+        self._running.stop()  # type: ignore[attr-defined]
+        shutil.rmtree(self._workdir, ignore_errors=True)
+
+
+def boot_embedded(faults: frozenset[str] = frozenset()) -> EmbeddedHost:
+    from reference_host.config import HostConfig
+    from reference_host.faults import Faults
+    from reference_host.server import start_in_thread
+
+    workdir = Path(tempfile.mkdtemp(prefix="openwop-embedded-"))
+    token_a, token_b = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    config = HostConfig(
+        api_keys={token_a: "tenant-a", token_b: "tenant-b"},
+        database_url=f"sqlite:///{workdir / 'host.db'}",
+        test_seams=True,
+        faults=Faults(faults),
+    )
+    running = start_in_thread(config)
+    return EmbeddedHost(running.url, Secret(token_a), Secret(token_b), running, workdir)

@@ -1,0 +1,98 @@
+"""Command-line options and their OpenWOP-compatible environment variables, in one table."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pytest
+
+from conformance.client import Secret
+
+
+@dataclass(frozen=True)
+class Options:
+    host_url: str | None
+    host_token: Secret | None
+    tenant_b_token: Secret | None
+    require_behavior: bool
+    request_timeout: float
+    report: str | None
+    disabled: dict[str, str]
+
+    def public(self) -> dict[str, object]:
+        """What the report may say about the options: never a token, only whether one was given."""
+        return {
+            "hostUrl": self.host_url or "embedded",
+            "hostToken": "provided" if self.host_token else "absent",
+            "tenantBToken": "provided" if self.tenant_b_token else "absent",
+            "requireBehavior": self.require_behavior,
+            "requestTimeoutSeconds": self.request_timeout,
+            "disabled": dict(self.disabled),
+        }
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("openwop", "OpenWOP memory conformance")
+    group.addoption(
+        "--host-url",
+        default=None,
+        help="Host under test (env OPENWOP_BASE_URL). Omit to boot the embedded reference host.",
+    )
+    group.addoption(
+        "--host-token", default=None, help="Bearer key for tenant A (env OPENWOP_API_KEY)."
+    )
+    group.addoption(
+        "--tenant-b-token",
+        default=None,
+        help="Bearer key for a second tenant (env OPENWOP_TEST_TENANT_B_API_KEY).",
+    )
+    group.addoption(
+        "--require-behavior",
+        action="store_true",
+        default=None,
+        help="BLOCKED fails the run (env OPENWOP_REQUIRE_BEHAVIOR=true).",
+    )
+    group.addoption(
+        "--request-timeout", type=float, default=None, help="Seconds per HTTP request (default 20)."
+    )
+    group.addoption("--report", default=None, help="Write the JSON result bundle here.")
+    group.addoption(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="ID=REASON",
+        help="Opt a requirement out (DISABLED), with a reason.",
+    )
+
+
+def read_options(config: pytest.Config) -> Options:
+    env = os.environ
+    url = config.getoption("host_url") or env.get("OPENWOP_BASE_URL") or None
+    token = config.getoption("host_token") or env.get("OPENWOP_API_KEY") or None
+    token_b = config.getoption("tenant_b_token") or env.get("OPENWOP_TEST_TENANT_B_API_KEY") or None
+    require = config.getoption("require_behavior")
+    if require is None:
+        require = _truthy(env.get("OPENWOP_REQUIRE_BEHAVIOR"))
+    timeout = config.getoption("request_timeout") or float(env.get("OPENWOP_REQUEST_TIMEOUT", "20"))
+    disabled: dict[str, str] = {}
+    for item in config.getoption("disable") or []:
+        rid, sep, reason = item.partition("=")
+        if not sep or not reason.strip():
+            raise pytest.UsageError(
+                f"--disable needs ID=REASON (a reason is mandatory), got {item!r}"
+            )
+        disabled[rid.strip()] = reason.strip()
+    return Options(
+        host_url=url.rstrip("/") if url else None,
+        host_token=Secret(token) if token else None,
+        tenant_b_token=Secret(token_b) if token_b else None,
+        require_behavior=bool(require),
+        request_timeout=timeout,
+        report=config.getoption("report"),
+        disabled=disabled,
+    )

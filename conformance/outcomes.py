@@ -1,0 +1,79 @@
+"""The one outcome vocabulary (ARCHITECTURE.md), used by the console, the JSON bundle and JUnit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    PASS = "PASS"
+    FAIL = "FAIL"
+    WARN = "WARN"
+    UNSUPPORTED = "UNSUPPORTED"
+    BLOCKED = "BLOCKED"
+    ERROR = "ERROR"
+    DISABLED = "DISABLED"
+
+
+# Worst first: when several outcomes meet (checks of one requirement, requirements of one test),
+# the earliest in this list wins.
+SEVERITY: tuple[Outcome, ...] = (
+    Outcome.FAIL,
+    Outcome.ERROR,
+    Outcome.BLOCKED,
+    Outcome.WARN,
+    Outcome.PASS,
+    Outcome.DISABLED,
+    Outcome.UNSUPPORTED,
+)
+
+SHORT_LETTER = {
+    Outcome.PASS: ".",
+    Outcome.FAIL: "F",
+    Outcome.WARN: "W",
+    Outcome.UNSUPPORTED: "u",
+    Outcome.BLOCKED: "B",
+    Outcome.ERROR: "E",
+    Outcome.DISABLED: "d",
+}
+
+
+def worst(outcomes: Iterable[Outcome]) -> Outcome | None:
+    present = set(outcomes)
+    return next((o for o in SEVERITY if o in present), None)
+
+
+def fails_run(outcome: Outcome, *, require_behavior: bool) -> bool:
+    """FAIL and ERROR always fail a run; BLOCKED only under --require-behavior."""
+    return outcome in (Outcome.FAIL, Outcome.ERROR) or (
+        require_behavior and outcome is Outcome.BLOCKED
+    )
+
+
+class ScenarioStop(Exception):
+    """Base of the controlled ways a scenario ends early; carries a human-readable reason."""
+
+    outcome: Outcome
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Unsupported(ScenarioStop):
+    """The host does not advertise the capability: the requirement is inapplicable."""
+
+    outcome = Outcome.UNSUPPORTED
+
+
+class Blocked(ScenarioStop):
+    """Advertised but not observable (seam 404/405, missing credential or surface)."""
+
+    outcome = Outcome.BLOCKED
+
+
+class HostError(ScenarioStop):
+    """The host misbehaved at the transport level: refused, timed out, 5xx, or garbled JSON."""
+
+    outcome = Outcome.ERROR

@@ -1,0 +1,266 @@
+"""HTTP surface of the reference host (FastAPI).
+
+Routes: discovery; the RFC 0012 test seams (only with test seams on); the memory read surface and
+event log (documented host extensions, see docs/host-extensions.md). Every route but discovery is
+authenticated, and every store call is scoped to the caller's tenant.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+from urllib.parse import unquote
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.responses import JSONResponse
+from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.responses import Response
+
+from reference_host.clock import from_wire
+from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact
+from reference_host.config import HostConfig
+from reference_host.database import create_engine, upgrade
+from reference_host.discovery import discovery_document
+from reference_host.errors import ApiError, envelope, install_error_handlers
+from reference_host.models import CompactRequest, PutEntryRequest, SecretRequest, SeedRequest
+from reference_host.redaction import Redactor
+from reference_host.store import DuplicateEntry, MemoryStore, NewEntry
+
+
+class _BodyLimit(BaseHTTPMiddleware):
+    """Refuse oversize bodies before they are read, with the flat envelope."""
+
+    def __init__(self, app: Any, config: HostConfig) -> None:
+        super().__init__(app)
+        self.config = config
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        length = request.headers.get("content-length")
+        if length is not None and (
+            not length.isdigit() or int(length) > self.config.max_request_bytes
+        ):
+            body = envelope(
+                "payload_too_large",
+                "The request body exceeds the host's limit.",
+                {"maxRequestBodyBytes": self.config.max_request_bytes},
+                self.config.faults,
+            )
+            return JSONResponse(body, status_code=413)
+        return await call_next(request)
+
+
+def tenant_of(request: Request) -> str:
+    """The caller's tenant from its bearer key; every store call below is scoped by it."""
+    config: HostConfig = request.app.state.config
+    header = request.headers.get("authorization", "")
+    scheme, _, key = header.partition(" ")
+    if not header and "seams-unauthenticated" in config.faults:
+        return next(iter(config.api_keys.values()))
+    if scheme.lower() != "bearer" or not key.strip():
+        raise ApiError(401, "unauthenticated", "A bearer API key is required.")
+    tenant = config.api_keys.get(key.strip())
+    if tenant is None:
+        raise ApiError(401, "unauthenticated", "The API key is not recognised.")
+    return tenant
+
+
+Tenant = Annotated[str, Depends(tenant_of)]
+
+
+def create_app(config: HostConfig) -> FastAPI:
+    engine = create_engine(config.database_url)
+    upgrade(engine)
+    store = MemoryStore(engine)
+    faults = config.faults
+    compactor = Compactor(
+        store,
+        CompactionLimits(config.max_input_entries, config.max_output_bytes),
+        faults,
+    )
+    app = FastAPI(title="OpenWOP reference host", version="0.1.0", docs_url=None, redoc_url=None)
+    app.state.config = config
+    app.state.store = store
+    app.add_middleware(_BodyLimit, config=config)
+    install_error_handlers(app, faults)
+
+    @app.get("/.well-known/openwop")
+    def discovery() -> JSONResponse:
+        return JSONResponse(
+            discovery_document(config), headers={"Cache-Control": "public, max-age=300"}
+        )
+
+    if config.test_seams and "seams-missing" not in faults:
+        _mount_seams(app, config, store, compactor)
+
+    @app.get("/v1/host/events")
+    def event_log(
+        tenant: Tenant,
+        type: Annotated[str | None, Query(max_length=128)] = None,
+        after: Annotated[int, Query(ge=0)] = 0,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    ) -> dict[str, Any]:
+        rows = store.list_events(tenant, type_=type, after=after, limit=limit)
+        return {"events": rows, "lastSequence": rows[-1]["sequence"] if rows else after}
+
+    @app.get("/v1/memory/{rest:path}")
+    def read_memory(
+        request: Request,
+        tenant: Tenant,
+        limit: Annotated[int, Query(ge=0, le=500)] = 100,
+        tag: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+    ) -> dict[str, Any]:
+        memory_ref, entry_id = _memory_path(request)
+        scope = None if "tenant-leak-read" in faults else tenant
+        now = config.clock()
+        expired = "ttl-ignored-on-read" in faults
+        if entry_id is None:
+            entries = store.list_entries(
+                scope, memory_ref, now, limit=limit or None, tag=tag, include_expired=expired
+            )
+            return {"entries": [e.wire() for e in entries]}
+        entry = store.get_entry(scope, memory_ref, entry_id, now, include_expired=expired)
+        if entry is None:
+            raise ApiError(404, "not_found", "memory entry not found")
+        return entry.wire()
+
+    @app.put("/v1/memory/{rest:path}", status_code=201)
+    def put_memory(request: Request, tenant: Tenant, body: PutEntryRequest) -> dict[str, Any]:
+        """Host-extension write: the ordinary put path, with the SR-1 harness on content and tags."""
+        memory_ref, entry_id = _memory_path(request)
+        if entry_id is None:
+            raise ApiError(400, "validation_error", "PUT needs /v1/memory/{memoryRef}/{id}.")
+        _check_size(config, [body.content])
+        expires = _future_expiry(config, body.expiresAt)
+        redactor = Redactor(store.secrets_for(tenant))
+        entry = NewEntry(
+            entry_id=entry_id,
+            content=redactor.redact(body.content),
+            tags=tuple(redactor.redact(t) for t in body.tags),
+            expires_at=expires,
+        )
+        try:
+            store.plant(tenant, memory_ref, [entry], config.clock())
+        except DuplicateEntry as exc:
+            raise ApiError(
+                409, "conflict", "An entry with this id already exists.", {"id": exc.entry_id}
+            ) from None
+        stored = store.get_entry(tenant, memory_ref, entry_id, config.clock(), include_expired=True)
+        assert stored is not None
+        return stored.wire()
+
+    return app
+
+
+def _mount_seams(
+    app: FastAPI, config: HostConfig, store: MemoryStore, compactor: Compactor
+) -> None:
+    """The test seams (OpenWOP-compatible paths). Mounted only when test seams are enabled."""
+    faults = config.faults
+
+    @app.post("/v1/test/memory/seed", status_code=201)
+    def seed(tenant: Tenant, body: SeedRequest) -> dict[str, Any]:
+        """Plant rows verbatim (no put-time harness), so compaction's own harness is what gets tested."""
+        _check_size(config, [e.content for e in body.entries])
+        if len(body.entries) > config.max_seed_entries:
+            raise ApiError(
+                413,
+                "payload_too_large",
+                "Too many entries in one seed call.",
+                {"max": config.max_seed_entries},
+            )
+        ids = [e.id for e in body.entries]
+        if len(set(ids)) != len(ids):
+            raise ApiError(
+                400, "validation_error", "Entry ids must be unique within one seed call."
+            )
+        for e in body.entries:
+            if e.expiresAt is not None:
+                _parse_time(e.expiresAt, "expiresAt")
+        entries = [
+            NewEntry(e.id, e.content, tuple(e.tags), e.expiresAt and _normal_time(e.expiresAt))
+            for e in body.entries
+        ]
+        try:
+            planted = store.plant(tenant, body.memoryRef, entries, config.clock())
+        except DuplicateEntry as exc:
+            raise ApiError(
+                409, "conflict", "An entry with this id already exists.", {"id": exc.entry_id}
+            ) from None
+        return {"seeded": len(planted), "plantedIds": planted}
+
+    @app.post("/v1/test/memory/compact")
+    def compact(tenant: Tenant, body: CompactRequest) -> dict[str, Any]:
+        try:
+            result = compactor.compact(tenant, body.memoryRef, config.clock())
+        except NothingToCompact:
+            raise ApiError(
+                422, "nothing_to_compact", "Fewer than two live entries under this memoryRef."
+            ) from None
+        event_type = "memory.compaction" if "event-wrong-type" in faults else "memory.compacted"
+        return {
+            "type": event_type,
+            "payload": result.payload,
+            "outputContent": result.output_content,
+        }
+
+    @app.post("/v1/test/secrets", status_code=201)
+    def register_secret(tenant: Tenant, body: SecretRequest) -> dict[str, Any]:
+        store.register_secret(tenant, body.secretId, body.value, config.clock())
+        return {"secretId": body.secretId}
+
+
+def _memory_path(request: Request) -> tuple[str, str | None]:
+    """Split `/v1/memory/{ref}[/{id}]` on the raw path, so an encoded `/` stays inside a segment."""
+    raw = request.scope.get("raw_path", b"").decode("latin-1").split("?", 1)[0]
+    segments = raw.removeprefix("/v1/memory/").split("/")
+    if (
+        not segments
+        or not segments[0]
+        or len(segments) > 2
+        or (len(segments) == 2 and not segments[1])
+    ):
+        raise ApiError(
+            404, "not_found", "Expected /v1/memory/{memoryRef} or /v1/memory/{memoryRef}/{id}."
+        )
+    decoded = [unquote(s, errors="strict") for s in segments]
+    return decoded[0], (decoded[1] if len(decoded) == 2 else None)
+
+
+def _check_size(config: HostConfig, contents: list[str]) -> None:
+    for index, content in enumerate(contents):
+        size = len(content.encode("utf-8"))
+        if size > config.max_entry_size_bytes:
+            raise ApiError(
+                413,
+                "validation_error",
+                "Entry content exceeds maxEntrySizeBytes.",
+                {
+                    "index": index,
+                    "byteSize": size,
+                    "maxEntrySizeBytes": config.max_entry_size_bytes,
+                },
+            )
+
+
+def _parse_time(text: str, field: str) -> Any:
+    try:
+        return from_wire(text)
+    except ValueError:
+        raise ApiError(
+            400, "validation_error", f"{field} must be an RFC 3339 date-time with an offset."
+        ) from None
+
+
+def _normal_time(text: str) -> str:
+    from reference_host.clock import to_wire
+
+    return to_wire(from_wire(text))
+
+
+def _future_expiry(config: HostConfig, text: str | None) -> str | None:
+    """RFC 0004 §E: a write whose expiresAt is already past is a validation_error."""
+    if text is None:
+        return None
+    moment = _parse_time(text, "expiresAt")
+    if moment <= config.clock():
+        raise ApiError(400, "validation_error", "expiresAt is in the past.")
+    return _normal_time(text)

@@ -1,0 +1,88 @@
+"""`openwop-reference-host serve …`: run the bundled host standalone."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from reference_host.config import HostConfig
+from reference_host.faults import FAULTS, Faults
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="The OpenWOP reference host.")
+
+
+def _parse_keys(pairs: list[str]) -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, tenant = pair.partition("=")
+        if not sep or not key or not tenant:
+            raise typer.BadParameter(
+                f"expected KEY=TENANT, got {pair.split('=', 1)[0][:4]}…", param_hint="--api-key"
+            )
+        keys[key] = tenant
+    return keys
+
+
+@app.command()
+def serve(
+    port: Annotated[int, typer.Option(help="TCP port to listen on.")] = 8080,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    api_key: Annotated[
+        list[str], typer.Option("--api-key", help="KEY=TENANT; repeat for more tenants.")
+    ] = [],  # noqa: B006
+    test_seams: Annotated[
+        bool,
+        typer.Option("--test-seams", help="Mount the conformance test seams (off by default)."),
+    ] = False,
+    database_url: Annotated[
+        str | None, typer.Option(help="SQLAlchemy URL; default a SQLite file.")
+    ] = None,
+    fault: Annotated[
+        list[str], typer.Option("--fault", help="Fault mode for self-validation; repeatable.")
+    ] = [],  # noqa: B006
+) -> None:
+    """Serve the host until interrupted."""
+    if not api_key:
+        raise typer.BadParameter("give at least one --api-key KEY=TENANT", param_hint="--api-key")
+    unknown = [f for f in fault if f not in FAULTS]
+    if unknown:
+        raise typer.BadParameter(
+            f"unknown fault mode {unknown[0]!r}; see `openwop-reference-host faults`",
+            param_hint="--fault",
+        )
+    from reference_host.server import serve_forever
+
+    url = database_url or f"sqlite:///{Path('openwop-reference-host.db').resolve()}"
+    if fault:
+        typer.secho(
+            f"WARNING: fault modes active ({', '.join(fault)}): this host is deliberately non-conforming.",
+            err=True,
+            fg="red",
+        )
+    config = HostConfig(
+        api_keys=_parse_keys(api_key),
+        database_url=url,
+        test_seams=test_seams,
+        faults=Faults(frozenset(fault)),
+    )
+    serve_forever(config, host, port)
+
+
+@app.command("faults")
+def list_faults() -> None:
+    """List the fault modes and the requirement each one breaks."""
+    for fault in FAULTS.values():
+        typer.echo(
+            f"{fault.name:32} {fault.expected:11} {fault.requirement:45} {fault.description}"
+        )
+
+
+def main() -> None:
+    app(prog_name="openwop-reference-host")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""RFC 0012 compaction: collapse a scope's oldest live entries into one SR-1-scrubbed entry.
+
+The "summarizer" is a plain join of the sources (a stand-in for a model); what matters for the
+protocol is everything around it: the scope (one tenant, one memoryRef, live entries only, at most
+`maxInputEntries`, oldest first), the redaction harness over the *derived* content (RFC 0012 §D),
+a UTF-8-safe size cap, the provenance tag, lineage links to the kept sources, and the
+`memory.compacted` event written to the event log in the same transaction as the output.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime
+
+from reference_host.faults import Faults
+from reference_host.redaction import Redactor, redact_joined
+from reference_host.store import CompactionWrite, MemoryStore, NewEntry
+
+SEPARATOR = "\n"
+SOURCE_IDS_LIMIT = 100  # RFC 0012 §B: sourceIds MAY be omitted only above this count
+_UNCLOSED_MARKER = re.compile(r"\[REDACTED:[^\]]*$")
+
+
+@dataclass(frozen=True)
+class CompactionLimits:
+    max_input_entries: int
+    max_output_bytes: int
+    trigger: str = "host-managed"
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    payload: dict[str, object]
+    output_content: str
+    output_tags: tuple[str, ...]
+
+
+class NothingToCompact(Exception):
+    """Fewer than two live, uncompacted entries: collapsing them would be meaningless."""
+
+
+def truncate_utf8(text: str, max_bytes: int) -> str:
+    """Cap `text` at `max_bytes` of UTF-8 without splitting a code point or a redaction marker."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
+    return _UNCLOSED_MARKER.sub("", cut)
+
+
+def _naive_truncate(text: str, max_bytes: int) -> str:
+    return text.encode("utf-8")[:max_bytes].decode("utf-8", errors="replace")
+
+
+class Compactor:
+    def __init__(self, store: MemoryStore, limits: CompactionLimits, faults: Faults) -> None:
+        self.store = store
+        self.limits = limits
+        self.faults = faults
+
+    def compact(self, tenant: str, memory_ref: str, now: datetime) -> CompactionResult:
+        scope_tenant = None if "tenant-leak-compaction" in self.faults else tenant
+        sources = self.store.list_entries(
+            scope_tenant,
+            memory_ref,
+            now,
+            limit=self.limits.max_input_entries,
+            newest_first=False,
+            only_uncompacted=True,
+            include_expired="ttl-ignored-in-compaction" in self.faults,
+        )
+        if len(sources) < 2:
+            raise NothingToCompact(memory_ref)
+
+        run_id = "cmp_" + uuid.uuid4().hex[:20]
+        content = self._derive(tenant, [s.content for s in sources])
+        tags = self._tags(run_id, [t for s in sources for t in s.tags])
+        source_ids = [s.entry_id for s in sources]
+        output_id = (
+            source_ids[0]
+            if "outputid-reuses-source" in self.faults
+            else "mem_" + uuid.uuid4().hex[:20]
+        )
+        payload = self._payload(memory_ref, output_id, source_ids, content)
+
+        persisted = content
+        if "redact-echo-only" in self.faults:
+            persisted = SEPARATOR.join(s.content for s in sources)
+        if "output-content-mismatch" in self.faults:
+            persisted = content + " [edited after the event]"
+        self.store.write_compaction(
+            CompactionWrite(
+                tenant=tenant,
+                memory_ref=memory_ref,
+                run_id=run_id,
+                output=NewEntry(
+                    entry_id=output_id + ("~" if "outputid-reuses-source" in self.faults else ""),
+                    content=persisted,
+                    tags=tags,
+                ),
+                source_ids=source_ids,
+                trigger=self.limits.trigger,
+                event_payload=None if "event-not-logged" in self.faults else payload,
+                persist_output="output-not-persisted" not in self.faults,
+            ),
+            now,
+        )
+        return CompactionResult(payload=payload, output_content=content, output_tags=tags)
+
+    def _derive(self, tenant: str, parts: list[str]) -> str:
+        """Join the sources and route the derived text through the SR-1 harness (RFC 0012 §D)."""
+        faults = self.faults
+        if "no-output-redaction" in faults:
+            content = SEPARATOR.join(parts)
+        else:
+            redactor = self._redactor(tenant)
+            if "no-boundary-scan" in faults:
+                content = redactor.redact(SEPARATOR.join(parts))
+            else:
+                content = redact_joined(parts, redactor, SEPARATOR)
+        if "strip-secrets" in faults:
+            content = re.sub(r"\[REDACTED:[^\]]*\]", "", content)
+        if "empty-output" in faults:
+            content = "[REDACTED:all]"
+        cap = self.limits.max_output_bytes
+        if "no-truncation" in faults:
+            return content
+        if "truncate-bytes-naive" in faults:
+            return _naive_truncate(content, cap)
+        return truncate_utf8(content, cap)
+
+    def _redactor(self, tenant: str) -> Redactor:
+        faults = self.faults
+        registered = {} if "byok-registry-ignored" in faults else self.store.secrets_for(tenant)
+        if "corpus-overfit" in faults:
+            # A host tuned to pass a fixed corpus: it knows the literals, not the formats.
+            return Redactor({**registered, **_suite_corpus_literals()}, shapes=())
+        return Redactor(registered, form_leaks="form-leaks-kept" not in faults)
+
+    def _tags(self, run_id: str, source_tags: list[str]) -> tuple[str, ...]:
+        faults = self.faults
+        if "no-provenance-tag" in faults:
+            tags = ["compacted"]
+        elif "provenance-tag-malformed" in faults:
+            tags = ["compacted-from: " + run_id, "compacted"]
+        elif "provenance-tag-constant" in faults:
+            tags = ["compacted-from:reference-host", "compacted"]
+        else:
+            tags = [f"compacted-from:{run_id}", "compacted"]
+        if "tags-carried-raw" in faults:
+            tags.extend(dict.fromkeys(source_tags))
+        return tuple(tags)
+
+    def _payload(
+        self, memory_ref: str, output_id: str, source_ids: list[str], content: str
+    ) -> dict[str, object]:
+        faults = self.faults
+        byte_size: object = (
+            len(content) if "bytesize-chars" in faults else len(content.encode("utf-8"))
+        )
+        if "event-schema-invalid" in faults:
+            byte_size = str(byte_size)
+        count = len(source_ids) + (1 if "sourcecount-off-by-one" in faults else 0)
+        payload: dict[str, object] = {
+            "memoryRef": memory_ref + "-other" if "event-wrong-memoryref" in faults else memory_ref,
+            "outputId": output_id,
+            "sourceCount": count,
+            "trigger": "client-requested" if "trigger-mismatch" in faults else self.limits.trigger,
+            "byteSize": byte_size,
+        }
+        threshold = SOURCE_IDS_LIMIT - 1 if "sourceids-threshold" in faults else SOURCE_IDS_LIMIT
+        if len(source_ids) <= threshold:
+            listed = list(source_ids)
+            if "sourceids-truncated" in faults:
+                listed = listed[:-1]
+            if "sourceids-duplicate" in faults:
+                listed.append(listed[0])
+            payload["sourceIds"] = listed
+        return payload
+
+
+def _suite_corpus_literals() -> dict[str, str]:
+    """Every literal secret of the suite's fixed corpus (for the `corpus-overfit` fault mode only)."""
+    import json
+
+    from conformance.paths import data_path
+
+    corpus = json.loads(data_path("fixtures", "secrets", "corpus.json").read_text(encoding="utf-8"))
+    items = [*corpus["secrets"], *corpus["tagSecrets"], corpus["split"]]
+    literals = {
+        f"overfit-{i}": item.get("sensitive", item["value"]) for i, item in enumerate(items)
+    }
+    return literals

@@ -1,0 +1,92 @@
+"""The flat error envelope `{error, message, details?}` and the handlers that guarantee it.
+
+Every failure leaves through `ApiError` or one of the handlers below, so a malformed or hostile
+request gets a 4xx in the one shape the spec allows, never a framework default or a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from reference_host.faults import Faults
+
+
+class ApiError(Exception):
+    def __init__(
+        self, status: int, code: str, message: str, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.details = details
+
+
+def envelope(
+    code: str, message: str, details: dict[str, Any] | None, faults: Faults
+) -> dict[str, Any]:
+    if "nested-error-envelope" in faults:
+        return {"error": {"code": code, "message": message}}
+    body: dict[str, Any] = {"error": code, "message": message}
+    if details:
+        body["details"] = details
+    return body
+
+
+_HTTP_CODES = {
+    400: "validation_error",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    415: "unsupported_media_type",
+}
+
+
+def install_error_handlers(app: FastAPI, faults: Faults) -> None:
+    def respond(
+        status: int, code: str, message: str, details: dict[str, Any] | None = None
+    ) -> JSONResponse:
+        return JSONResponse(envelope(code, message, details, faults), status_code=status)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return respond(exc.status, exc.code, exc.message, exc.details)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {
+                "field": ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body",
+                "problem": err.get("msg", ""),
+            }
+            for err in exc.errors()
+        ]
+        if any(err.get("type") == "json_invalid" for err in exc.errors()):
+            if "crash-on-bad-json" in faults:
+                return respond(500, "internal_error", "The server failed to process the request.")
+            return respond(
+                400, "validation_error", "Request body MUST be valid JSON.", {"problems": problems}
+            )
+        return respond(
+            400,
+            "validation_error",
+            "The request body is not valid for this route.",
+            {"problems": problems},
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        message = "No such route." if exc.status_code == 404 else str(exc.detail)
+        return respond(exc.status_code, code, message)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+        return respond(500, "internal_error", "The server failed to process the request.")

@@ -1,0 +1,51 @@
+"""Running the host: in a background thread on a loopback port (embedded), or in the foreground."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+import uvicorn
+
+from reference_host.app import create_app
+from reference_host.config import HostConfig
+
+
+@dataclass
+class RunningHost:
+    url: str
+    server: uvicorn.Server
+    thread: threading.Thread
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+
+
+def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) -> RunningHost:
+    """Start uvicorn on a pre-bound socket (port 0 picks a free port, so parallel hosts never clash)."""
+    app = create_app(config)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    bound_port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    )
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="reference-host"
+    )
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the reference host did not start")
+        time.sleep(0.01)
+    return RunningHost(url=f"http://{host}:{bound_port}", server=server, thread=thread)
+
+
+def serve_forever(config: HostConfig, host: str, port: int) -> None:
+    uvicorn.run(create_app(config), host=host, port=port, log_level="info", lifespan="off")

@@ -1,0 +1,366 @@
+"""The memory store: tenant-scoped entries, tags, lineage, the event log and BYOK secrets.
+
+Every method takes the caller's tenant explicitly; no query in this module runs without a tenant
+filter unless a fault mode says so. No row is ever physically deleted.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from reference_host.clock import to_wire
+from reference_host.tables import (
+    byok_secrets,
+    compaction_runs,
+    events,
+    memory_entries,
+    memory_relations,
+    memory_tags,
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A MemoryEntry as stored; `wire()` is the RFC 0004 shape (no host-internal fields)."""
+
+    entry_id: str
+    content: str
+    tags: tuple[str, ...]
+    created_at: str
+    expires_at: str | None = None
+    row_id: int = 0
+    compacted_into_id: str | None = None
+
+    def wire(self) -> dict[str, object]:
+        body: dict[str, object] = {
+            "id": self.entry_id,
+            "content": self.content,
+            "tags": list(self.tags),
+            "createdAt": self.created_at,
+        }
+        if self.expires_at is not None:
+            body["expiresAt"] = self.expires_at
+        return body
+
+
+@dataclass(frozen=True)
+class NewEntry:
+    entry_id: str
+    content: str
+    tags: tuple[str, ...] = ()
+    expires_at: str | None = None
+    created_at: str | None = None
+
+
+@dataclass
+class CompactionWrite:
+    """Everything one compaction run persists, written in a single transaction."""
+
+    tenant: str
+    memory_ref: str
+    run_id: str
+    output: NewEntry
+    source_ids: Sequence[str]
+    trigger: str
+    event_payload: dict[str, object] | None
+    persist_output: bool = True
+    extra_events: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+
+
+class DuplicateEntry(Exception):
+    """An entry id already exists in this tenant and memoryRef."""
+
+    def __init__(self, entry_id: str) -> None:
+        super().__init__(entry_id)
+        self.entry_id = entry_id
+
+
+class MemoryStore:
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+
+    # -- entries -----------------------------------------------------------------------------
+
+    def plant(
+        self, tenant: str, memory_ref: str, entries: Sequence[NewEntry], now: datetime
+    ) -> list[str]:
+        """Insert entries atomically: all of them or none (duplicates abort the whole batch)."""
+        stamp = to_wire(now)
+        with self.engine.begin() as conn:
+            wanted = [e.entry_id for e in entries]
+            existing = self._existing_ids(conn, tenant, memory_ref, wanted)
+            if existing:
+                raise DuplicateEntry(sorted(existing)[0])
+            for entry in entries:
+                self._insert(conn, tenant, memory_ref, entry, entry.created_at or stamp)
+        return wanted
+
+    def _existing_ids(
+        self, conn: sa.Connection, tenant: str, memory_ref: str, ids: Sequence[str]
+    ) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = conn.execute(
+                sa.select(memory_entries.c.entry_id).where(
+                    memory_entries.c.tenant_id == tenant,
+                    memory_entries.c.memory_ref == memory_ref,
+                    memory_entries.c.entry_id.in_(chunk),
+                )
+            )
+            found.update(r.entry_id for r in rows)
+        return found
+
+    def _insert(
+        self, conn: sa.Connection, tenant: str, memory_ref: str, entry: NewEntry, created_at: str
+    ) -> int:
+        result = conn.execute(
+            memory_entries.insert().values(
+                tenant_id=tenant,
+                memory_ref=memory_ref,
+                entry_id=entry.entry_id,
+                content=entry.content,
+                created_at=created_at,
+                expires_at=entry.expires_at,
+            )
+        )
+        row_id = int(result.inserted_primary_key[0])
+        if entry.tags:
+            conn.execute(
+                memory_tags.insert(),
+                [{"row_id": row_id, "position": i, "tag": t} for i, t in enumerate(entry.tags)],
+            )
+        return row_id
+
+    def list_entries(
+        self,
+        tenant: str | None,
+        memory_ref: str,
+        now: datetime,
+        *,
+        limit: int | None = None,
+        tag: str | None = None,
+        include_expired: bool = False,
+        newest_first: bool = True,
+        only_uncompacted: bool = False,
+    ) -> list[Entry]:
+        """Live entries of one scope; `tenant=None` is only ever passed by a fault mode."""
+        query = sa.select(memory_entries).where(memory_entries.c.memory_ref == memory_ref)
+        if tenant is not None:
+            query = query.where(memory_entries.c.tenant_id == tenant)
+        if not include_expired:
+            query = query.where(
+                sa.or_(
+                    memory_entries.c.expires_at.is_(None),
+                    memory_entries.c.expires_at > to_wire(now),
+                )
+            )
+        if only_uncompacted:
+            query = query.where(memory_entries.c.compacted_into_id.is_(None))
+        if tag is not None:
+            tagged = sa.select(memory_tags.c.row_id).where(memory_tags.c.tag == tag)
+            query = query.where(memory_entries.c.row_id.in_(tagged))
+        order = (memory_entries.c.created_at, memory_entries.c.row_id)
+        query = query.order_by(*(c.desc() for c in order) if newest_first else order)
+        if limit:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+            return self._with_tags(conn, rows)
+
+    def get_entry(
+        self,
+        tenant: str | None,
+        memory_ref: str,
+        entry_id: str,
+        now: datetime,
+        *,
+        include_expired: bool = False,
+    ) -> Entry | None:
+        query = sa.select(memory_entries).where(
+            memory_entries.c.memory_ref == memory_ref, memory_entries.c.entry_id == entry_id
+        )
+        if tenant is not None:
+            query = query.where(memory_entries.c.tenant_id == tenant)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.limit(1)).all()
+            found = self._with_tags(conn, rows)
+        if not found:
+            return None
+        entry = found[0]
+        if (
+            not include_expired
+            and entry.expires_at is not None
+            and entry.expires_at <= to_wire(now)
+        ):
+            return None
+        return entry
+
+    def _with_tags(self, conn: sa.Connection, rows: Sequence[sa.Row]) -> list[Entry]:
+        tags: dict[int, list[str]] = {r.row_id: [] for r in rows}
+        ids = list(tags)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            for t in conn.execute(
+                sa.select(memory_tags)
+                .where(memory_tags.c.row_id.in_(chunk))
+                .order_by(memory_tags.c.position)
+            ):
+                tags[t.row_id].append(t.tag)
+        return [
+            Entry(
+                entry_id=r.entry_id,
+                content=r.content,
+                tags=tuple(tags[r.row_id]),
+                created_at=r.created_at,
+                expires_at=r.expires_at,
+                row_id=r.row_id,
+                compacted_into_id=r.compacted_into_id,
+            )
+            for r in rows
+        ]
+
+    def count_rows(self) -> int:
+        with self.engine.connect() as conn:
+            return int(
+                conn.execute(sa.select(sa.func.count()).select_from(memory_entries)).scalar_one()
+            )
+
+    # -- compaction ----------------------------------------------------------------------------
+
+    def write_compaction(self, write: CompactionWrite, now: datetime) -> None:
+        """Persist output, lineage, run record and events in one transaction (all or nothing)."""
+        stamp = to_wire(now)
+        with self.engine.begin() as conn:
+            if write.persist_output:
+                self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
+                for source_id in write.source_ids:
+                    conn.execute(
+                        memory_entries.update()
+                        .where(
+                            memory_entries.c.tenant_id == write.tenant,
+                            memory_entries.c.memory_ref == write.memory_ref,
+                            memory_entries.c.entry_id == source_id,
+                        )
+                        .values(compacted_into_id=write.output.entry_id)
+                    )
+                conn.execute(
+                    memory_relations.insert(),
+                    [
+                        {
+                            "tenant_id": write.tenant,
+                            "memory_ref": write.memory_ref,
+                            "from_entry_id": write.output.entry_id,
+                            "to_entry_id": source_id,
+                            "kind": "compaction_source",
+                            "run_id": write.run_id,
+                            "created_at": stamp,
+                        }
+                        for source_id in write.source_ids
+                    ],
+                )
+            conn.execute(
+                compaction_runs.insert().values(
+                    run_id=write.run_id,
+                    tenant_id=write.tenant,
+                    memory_ref=write.memory_ref,
+                    output_entry_id=write.output.entry_id,
+                    source_count=len(write.source_ids),
+                    trigger=write.trigger,
+                    created_at=stamp,
+                )
+            )
+            if write.event_payload is not None:
+                self._append_event(
+                    conn, write.tenant, "memory.compacted", write.event_payload, stamp
+                )
+
+    def lineage_sources(self, tenant: str, memory_ref: str, output_id: str) -> list[str]:
+        """Source ids linked to a compacted output (the `compaction_source` relations)."""
+        query = (
+            sa.select(memory_relations.c.to_entry_id)
+            .where(
+                memory_relations.c.tenant_id == tenant,
+                memory_relations.c.memory_ref == memory_ref,
+                memory_relations.c.from_entry_id == output_id,
+                memory_relations.c.kind == "compaction_source",
+            )
+            .order_by(memory_relations.c.relation_id)
+        )
+        with self.engine.connect() as conn:
+            return [r.to_entry_id for r in conn.execute(query)]
+
+    # -- events --------------------------------------------------------------------------------
+
+    def _append_event(
+        self, conn: sa.Connection, tenant: str, type_: str, payload: dict[str, object], ts: str
+    ) -> None:
+        conn.execute(
+            events.insert().values(
+                event_id=f"evt_{uuid.uuid4().hex}",
+                tenant_id=tenant,
+                type=type_,
+                payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+                ts=ts,
+            )
+        )
+
+    def list_events(
+        self, tenant: str, *, type_: str | None = None, after: int = 0, limit: int = 100
+    ) -> list[dict[str, object]]:
+        query = sa.select(events).where(events.c.tenant_id == tenant, events.c.sequence > after)
+        if type_ is not None:
+            query = query.where(events.c.type == type_)
+        query = query.order_by(events.c.sequence).limit(limit)
+        with self.engine.connect() as conn:
+            return [
+                {
+                    "eventId": r.event_id,
+                    "sequence": r.sequence,
+                    "type": r.type,
+                    "timestamp": r.ts,
+                    "payload": json.loads(r.payload),
+                }
+                for r in conn.execute(query)
+            ]
+
+    # -- BYOK secrets --------------------------------------------------------------------------
+
+    def register_secret(self, tenant: str, secret_id: str, value: str, now: datetime) -> None:
+        """Register (or replace) a tenant's BYOK secret; its value is never returned by any route."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                byok_secrets.delete().where(
+                    byok_secrets.c.tenant_id == tenant, byok_secrets.c.secret_id == secret_id
+                )
+            )
+            conn.execute(
+                byok_secrets.insert().values(
+                    tenant_id=tenant, secret_id=secret_id, value=value, created_at=to_wire(now)
+                )
+            )
+
+    def secrets_for(self, tenant: str) -> dict[str, str]:
+        query = sa.select(byok_secrets.c.secret_id, byok_secrets.c.value).where(
+            byok_secrets.c.tenant_id == tenant
+        )
+        with self.engine.connect() as conn:
+            return {r.secret_id: r.value for r in conn.execute(query)}
+
+
+def entries_from_wire(items: Iterable[dict[str, object]]) -> list[NewEntry]:
+    return [
+        NewEntry(
+            entry_id=str(i["id"]),
+            content=str(i["content"]),
+            tags=tuple(i.get("tags") or ()),  # type: ignore[arg-type]
+            expires_at=i.get("expiresAt"),  # type: ignore[arg-type]
+        )
+        for i in items
+    ]

@@ -1,0 +1,89 @@
+"""SQLAlchemy Core table definitions: the current shape of the store, shared by SQLite and PostgreSQL.
+
+Migrations in `reference_host/migrations/versions` create and evolve this shape; this module is what
+the code queries. Timestamps are RFC 3339 strings with millisecond precision (see `clock.to_wire`),
+which sort correctly as text on both backends.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+memory_entries = sa.Table(
+    "memory_entries",
+    metadata,
+    sa.Column("row_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("tenant_id", sa.String(200), nullable=False),
+    sa.Column("memory_ref", sa.String(1500), nullable=False),
+    sa.Column("entry_id", sa.String(1500), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("expires_at", sa.String(32), nullable=True),
+    sa.Column("compacted_into_id", sa.String(1500), nullable=True),
+    sa.UniqueConstraint("tenant_id", "memory_ref", "entry_id", name="uq_memory_entry"),
+)
+
+memory_tags = sa.Table(
+    "memory_tags",
+    metadata,
+    sa.Column("row_id", sa.Integer, sa.ForeignKey("memory_entries.row_id"), primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("tag", sa.String(256), nullable=False),
+)
+
+memory_relations = sa.Table(
+    "memory_relations",
+    metadata,
+    sa.Column("relation_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("tenant_id", sa.String(200), nullable=False),
+    sa.Column("memory_ref", sa.String(1500), nullable=False),
+    sa.Column("from_entry_id", sa.String(1500), nullable=False),
+    sa.Column("to_entry_id", sa.String(1500), nullable=False),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("run_id", sa.String(64), nullable=True),
+    sa.Column("created_at", sa.String(32), nullable=False),
+)
+
+compaction_runs = sa.Table(
+    "compaction_runs",
+    metadata,
+    sa.Column("run_id", sa.String(64), primary_key=True),
+    sa.Column("tenant_id", sa.String(200), nullable=False),
+    sa.Column("memory_ref", sa.String(1500), nullable=False),
+    sa.Column("output_entry_id", sa.String(1500), nullable=False),
+    sa.Column("source_count", sa.Integer, nullable=False),
+    sa.Column("trigger", sa.String(32), nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    sa.Column("sequence", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("event_id", sa.String(64), nullable=False, unique=True),
+    sa.Column("tenant_id", sa.String(200), nullable=False),
+    sa.Column("type", sa.String(128), nullable=False),
+    sa.Column("payload", sa.Text, nullable=False),
+    sa.Column("ts", sa.String(32), nullable=False),
+)
+
+byok_secrets = sa.Table(
+    "byok_secrets",
+    metadata,
+    sa.Column("tenant_id", sa.String(200), primary_key=True),
+    sa.Column("secret_id", sa.String(200), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+)
+
+sa.Index(
+    "ix_entries_scope",
+    memory_entries.c.tenant_id,
+    memory_entries.c.memory_ref,
+    memory_entries.c.created_at,
+)
+sa.Index("ix_tags_tag", memory_tags.c.tag)
+sa.Index("ix_events_tenant", events.c.tenant_id, events.c.sequence)
+sa.Index("ix_relations_to", memory_relations.c.tenant_id, memory_relations.c.to_entry_id)

@@ -1,0 +1,1 @@
+"""RFC 0012 compaction scenarios."""

@@ -1,0 +1,1 @@
+"""Discovery-document scenarios (capabilities schema, RFC 0073 root layout)."""

@@ -1,0 +1,22 @@
+"""The discovery document every other scenario gates on."""
+
+import pytest
+
+
+@pytest.mark.requirement("discovery.document-valid")
+def test_discovery_document_validates(ctx):
+    ctx.check_schema("discovery.document-valid", "capabilities", ctx.discovery.document)
+
+
+@pytest.mark.requirement("discovery.families-at-root")
+def test_memory_family_at_document_root(ctx):
+    _, layout = ctx.discovery.memory()
+    if layout == "absent":
+        ctx.block("discovery.families-at-root", "the host advertises no memory family to locate")
+        return
+    ctx.check(
+        "discovery.families-at-root",
+        layout == "root",
+        {"memoryFamilyFoundAt": layout},
+        note="memory family is a property of the document root, not only of a `capabilities` wrapper",
+    )

@@ -1,0 +1,229 @@
+"""Fixtures for the project's own tests: databases (SQLite file and real PostgreSQL), running
+reference hosts (optionally with fault modes), and running the suite against a host in a
+subprocess, exactly as a user would (`python -m pytest --host-url …`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from reference_host.config import HostConfig
+from reference_host.faults import Faults
+from reference_host.server import RunningHost, start_in_thread
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+
+
+def _pg_bin() -> Path | None:
+    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: p.parent.name)
+    found = [c for c in candidates if (c / "initdb").exists()]
+    return found[-1] if found else None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL server URL: OPENWOP_TEST_POSTGRES_URL, or a throwaway local cluster."""
+    url = os.environ.get("OPENWOP_TEST_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    pg_bin = _pg_bin()
+    if pg_bin is None:
+        reason = "no PostgreSQL server binaries and OPENWOP_TEST_POSTGRES_URL unset"
+        if os.environ.get("OPENWOP_REQUIRE_POSTGRES"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    root = Path(tempfile.mkdtemp(prefix="openwop-pg-"))
+    root.chmod(0o755)
+    data = root / "pgdata"
+    port = 20000 + secrets.randbelow(20000)
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_postgres:
+        subprocess.run(["install", "-d", "-o", "postgres", "-g", "postgres", str(data)], check=True)
+    subprocess.run(
+        [
+            *as_postgres,
+            str(pg_bin / "initdb"),
+            "-D",
+            str(data),
+            "-U",
+            "postgres",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-instructions",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+    subprocess.run(
+        [
+            *as_postgres,
+            str(pg_bin / "pg_ctl"),
+            "-D",
+            str(data),
+            "-l",
+            str(data / "log"),
+            "-w",
+            "-o",
+            options,
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run(
+            [*as_postgres, str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
+            capture_output=True,
+        )
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def fresh_postgres_database(server_url: str) -> str:
+    """CREATE DATABASE with a unique name on the server; returns its URL."""
+    import psycopg
+
+    name = f"openwop_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return server_url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Each host test runs on a SQLite file and on a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'host.db'}"
+    return fresh_postgres_database(request.getfixturevalue("postgres_server"))
+
+
+# -- running hosts ---------------------------------------------------------------------------------
+
+
+@dataclass
+class HostHandle:
+    url: str
+    token_a: str
+    token_b: str
+    running: RunningHost
+
+
+@pytest.fixture
+def start_host(tmp_path: Path) -> Iterator[Callable[..., HostHandle]]:
+    """Factory: start a reference host in a thread (faults, database and limits configurable)."""
+    started: list[HostHandle] = []
+
+    def start(
+        *faults: str, database_url: str | None = None, test_seams: bool = True, **overrides: object
+    ) -> HostHandle:
+        token_a, token_b = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+        config = HostConfig(
+            api_keys={token_a: "tenant-a", token_b: "tenant-b"},
+            database_url=database_url or f"sqlite:///{tmp_path / f'host-{len(started)}.db'}",
+            test_seams=test_seams,
+            faults=Faults(frozenset(faults)),
+            **overrides,  # type: ignore[arg-type]
+        )
+        running = start_in_thread(config)
+        handle = HostHandle(running.url, token_a, token_b, running)
+        started.append(handle)
+        return handle
+
+    yield start
+    for handle in started:
+        handle.running.stop()
+
+
+# -- running the suite -----------------------------------------------------------------------------
+
+
+@dataclass
+class SuiteRun:
+    exit_code: int
+    output: str
+    bundle: dict | None
+
+    def outcome(self, requirement_id: str) -> str | None:
+        for row in (self.bundle or {}).get("requirements", []):
+            if row["id"] == requirement_id:
+                return row["outcome"]
+        return None
+
+    def outcomes(self) -> dict[str, str]:
+        return {row["id"]: row["outcome"] for row in (self.bundle or {}).get("requirements", [])}
+
+
+@pytest.fixture
+def run_suite(tmp_path: Path) -> Callable[..., SuiteRun]:
+    """Run the installed suite in a subprocess from an empty folder, as a user would."""
+
+    def run(
+        *args: str,
+        host: HostHandle | None = None,
+        timeout: float = 600,
+        env: dict[str, str] | None = None,
+    ) -> SuiteRun:
+        workdir = Path(tempfile.mkdtemp(dir=tmp_path, prefix="suite-"))
+        report = workdir / "bundle.json"
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--report",
+            str(report),
+        ]
+        if host is not None:
+            command += [
+                "--host-url",
+                host.url,
+                "--host-token",
+                host.token_a,
+                "--tenant-b-token",
+                host.token_b,
+            ]
+        command += list(args)
+        child_env = {
+            k: v for k, v in os.environ.items() if not k.startswith(("OPENWOP_", "PYTEST_"))
+        }
+        child_env.update(env or {})
+        done = subprocess.run(
+            command, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=child_env
+        )
+        bundle = json.loads(report.read_text()) if report.exists() else None
+        return SuiteRun(done.returncode, done.stdout + done.stderr, bundle)
+
+    return run
+
+
+# -- scenario lookup -------------------------------------------------------------------------------
+
+
+def scenario_files_for(requirement_id: str) -> list[str]:
+    """The scenario files that cite a requirement id (what a targeted fault run needs)."""
+    from conformance.paths import scenarios_dir
+
+    quoted = f'"{requirement_id}"'
+    return sorted(
+        str(p)
+        for p in scenarios_dir().rglob("test_*.py")
+        if quoted in p.read_text(encoding="utf-8")
+    )

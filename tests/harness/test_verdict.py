@@ -1,0 +1,95 @@
+"""How checks become outcomes: the rules that keep a pass honest."""
+
+import pytest
+
+from conformance.outcomes import Blocked, HostError, Outcome, Unsupported, fails_run, worst
+from conformance.verdict import UndeclaredRequirement, Verdict, overall_outcome
+
+MUST = "rfc0012.B.sourceCount-exact"
+MUST_2 = "rfc0012.B.outputId-readable"
+SHOULD = "rfc0012.C.provenance-tag-present"
+
+
+def resolve(verdict, stop=None, error=None):
+    return {r.id: r for r in verdict.resolve(stop, error)}
+
+
+def test_no_counted_check_is_never_pass():
+    rows = resolve(Verdict((MUST,)))
+    assert rows[MUST].outcome is Outcome.BLOCKED
+    assert "no counted check" in rows[MUST].reason
+
+
+def test_all_checks_held_is_pass_with_count():
+    v = Verdict((MUST,))
+    v.check(MUST, True, {"n": 3})
+    v.check(MUST, True)
+    row = resolve(v)[MUST]
+    assert (row.outcome, row.assertions) == (Outcome.PASS, 2)
+
+
+def test_failed_must_is_fail_and_failed_should_is_warn():
+    v = Verdict((MUST, SHOULD))
+    v.check(MUST, False, note="count off")
+    v.check(SHOULD, False, note="no tag")
+    rows = resolve(v)
+    assert rows[MUST].outcome is Outcome.FAIL and rows[MUST].reason == "count off"
+    assert rows[SHOULD].outcome is Outcome.WARN
+    assert overall_outcome(list(rows.values())) is Outcome.FAIL
+
+
+def test_one_failure_among_passes_fails_the_requirement():
+    v = Verdict((MUST,))
+    for ok in (True, True, False, True):
+        v.check(MUST, ok)
+    assert resolve(v)[MUST].outcome is Outcome.FAIL
+
+
+def test_gates_apply_only_to_unchecked_requirements():
+    v = Verdict((MUST, MUST_2))
+    v.check(MUST, True)
+    rows = resolve(v, stop=Blocked("read surface absent"))
+    assert rows[MUST].outcome is Outcome.PASS
+    assert rows[MUST_2].outcome is Outcome.BLOCKED and rows[MUST_2].reason == "read surface absent"
+
+
+def test_unsupported_and_error_propagate():
+    assert (
+        resolve(Verdict((MUST,)), stop=Unsupported("not advertised"))[MUST].outcome
+        is Outcome.UNSUPPORTED
+    )
+    assert resolve(Verdict((MUST,)), stop=HostError("timeout"))[MUST].outcome is Outcome.ERROR
+    assert resolve(Verdict((MUST,)), error="KeyError")[MUST].outcome is Outcome.ERROR
+
+
+def test_explicit_block_and_disable():
+    v = Verdict((MUST, MUST_2), disabled={MUST_2: "operator opted out: no read surface in prod"})
+    v.block(MUST, "event log absent")
+    v.check(MUST_2, False)
+    rows = resolve(v)
+    assert rows[MUST].outcome is Outcome.BLOCKED
+    assert rows[MUST_2].outcome is Outcome.DISABLED
+
+
+def test_checks_must_cite_declared_registered_ids():
+    v = Verdict((MUST,))
+    with pytest.raises(UndeclaredRequirement):
+        v.check(MUST_2, True)
+    with pytest.raises(KeyError):
+        Verdict(("rfc9999.nonsense",))
+
+
+def test_severity_and_run_failure():
+    assert worst([Outcome.PASS, Outcome.WARN, Outcome.UNSUPPORTED]) is Outcome.WARN
+    assert worst([Outcome.PASS, Outcome.ERROR, Outcome.FAIL]) is Outcome.FAIL
+    assert fails_run(Outcome.ERROR, require_behavior=False)
+    assert not fails_run(Outcome.BLOCKED, require_behavior=False)
+    assert fails_run(Outcome.BLOCKED, require_behavior=True)
+    assert not fails_run(Outcome.WARN, require_behavior=True)
+
+
+def test_evidence_is_bounded_and_json():
+    v = Verdict((MUST,))
+    v.check(MUST, True, {"blob": "x" * 10_000, "obj": object()})
+    evidence = resolve(v)[MUST].evidence[0]["observed"]
+    assert isinstance(evidence, str) and evidence.endswith("(truncated)")

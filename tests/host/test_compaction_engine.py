@@ -1,0 +1,104 @@
+"""The compaction engine below HTTP: scope, order, limits, lineage, atomic writes (both backends)."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact, truncate_utf8
+from reference_host.database import create_engine, upgrade
+from reference_host.faults import Faults
+from reference_host.store import MemoryStore, NewEntry
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+@pytest.fixture
+def store(database_url):
+    engine = create_engine(database_url)
+    upgrade(engine)
+    yield MemoryStore(engine)
+    engine.dispose()
+
+
+def plant(store, ref, n, tenant="t1", start=NOW - timedelta(days=10)):
+    entries = [
+        NewEntry(
+            f"e{i:03d}",
+            f"note {i}",
+            created_at=(start + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+        )
+        for i in range(n)
+    ]
+    store.plant(tenant, ref, entries, NOW)
+    return [e.entry_id for e in entries]
+
+
+def test_oldest_first_capped_at_max_input_entries(store):
+    ids = plant(store, "r", 7)
+    result = Compactor(store, CompactionLimits(5, 65536), Faults()).compact("t1", "r", NOW)
+    assert result.payload["sourceIds"] == ids[:5]
+    assert result.output_content == "\n".join(f"note {i}" for i in range(5))
+
+
+def test_sources_kept_linked_and_not_recompacted(store):
+    ids = plant(store, "r", 3)
+    compactor = Compactor(store, CompactionLimits(1000, 65536), Faults())
+    result = compactor.compact("t1", "r", NOW)
+    output_id = result.payload["outputId"]
+    assert store.lineage_sources("t1", "r", output_id) == ids
+    for source_id in ids:
+        kept = store.get_entry("t1", "r", source_id, NOW)
+        assert kept is not None and kept.compacted_into_id == output_id
+    assert store.count_rows() == 4
+    with pytest.raises(NothingToCompact):
+        compactor.compact("t1", "r", NOW)  # only the output is left uncompacted
+
+
+def test_other_tenants_and_refs_are_out_of_scope(store):
+    plant(store, "r", 2, tenant="t1")
+    plant(store, "r", 2, tenant="t2")
+    plant(store, "other", 2, tenant="t1")
+    result = Compactor(store, CompactionLimits(1000, 65536), Faults()).compact("t1", "r", NOW)
+    assert result.payload["sourceCount"] == 2
+    assert [e["payload"]["outputId"] for e in store.list_events("t1")] == [
+        result.payload["outputId"]
+    ]
+    assert store.list_events("t2") == []
+
+
+def test_source_ids_omitted_only_above_100(store):
+    plant(store, "hundred", 100)
+    plant(store, "hundred-one", 101)
+    compactor = Compactor(store, CompactionLimits(1000, 65536), Faults())
+    assert len(compactor.compact("t1", "hundred", NOW).payload["sourceIds"]) == 100
+    above = compactor.compact("t1", "hundred-one", NOW).payload
+    assert "sourceIds" not in above and above["sourceCount"] == 101
+
+
+@pytest.mark.parametrize(
+    "text", ["aé日🚀" * 50, "x" * 99 + "[REDACTED:openai-key] tail", "🚀" * 40]
+)
+@pytest.mark.parametrize("cap", [1, 2, 3, 5, 17, 64, 100, 101, 102, 103])
+def test_truncate_utf8_never_splits_a_code_point_or_marker(text, cap):
+    cut = truncate_utf8(text, cap)
+    encoded = cut.encode("utf-8")
+    assert len(encoded) <= cap
+    assert text.startswith(cut)
+    assert "\ufffd" not in cut
+    tail = cut.rsplit("[REDACTED:", 1)
+    assert len(tail) == 1 or "]" in tail[1]
+
+
+def test_failed_write_leaves_nothing_behind(store, monkeypatch):
+    plant(store, "r", 3)
+    compactor = Compactor(store, CompactionLimits(1000, 65536), Faults())
+
+    def explode(*_args, **_kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr("reference_host.store.MemoryStore._append_event", explode)
+    with pytest.raises(RuntimeError):
+        compactor.compact("t1", "r", NOW)
+    assert store.count_rows() == 3
+    assert all(e.compacted_into_id is None for e in store.list_entries("t1", "r", NOW))
+    assert store.list_events("t1") == []

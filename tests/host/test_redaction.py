@@ -1,0 +1,280 @@
+"""The reference host's SR-1 harness against the suite's corpus, generated shapes and edge cases."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.oracles.secret_shapes import high_entropy_secrets, secret_shapes
+from conformance.oracles.secrets import (
+    MARKER_RE,
+    CorpusSecret,
+    FormLeak,
+    find_form_leaks,
+    find_leaks,
+    load_corpus,
+)
+from reference_host.redaction import SHAPES, Redactor, looks_random, redact_joined
+
+CORPUS = load_corpus()
+REGISTERED = {CORPUS.registered.secret_id: CORPUS.registered.value}
+ALL_SECRETS = (*CORPUS.secrets, *CORPUS.tag_secrets)
+PROPERTY = settings(derandomize=True, max_examples=200, deadline=None, database=None)
+
+
+@pytest.fixture(scope="module")
+def redactor() -> Redactor:
+    return Redactor(REGISTERED)
+
+
+def _targets(secret: CorpusSecret) -> dict[str, str]:
+    return {secret.id: secret.sensitive, secret.id + ":value": secret.value}
+
+
+@pytest.mark.parametrize("secret", ALL_SECRETS, ids=lambda s: s.id)
+def test_corpus_secret_in_prose_is_redacted(redactor: Redactor, secret: CorpusSecret) -> None:
+    text = f"Note from the call: the customer pasted {secret.value} into the chat by mistake."
+    out = redactor.redact(text)
+    assert find_leaks(out, _targets(secret)) == []
+    assert MARKER_RE.search(out)
+    assert out.startswith("Note from the call: the customer pasted ")
+    assert out.endswith(" into the chat by mistake.")
+
+
+@pytest.mark.parametrize("secret", ALL_SECRETS, ids=lambda s: s.id)
+def test_corpus_secret_in_tag_is_redacted(redactor: Redactor, secret: CorpusSecret) -> None:
+    out = redactor.redact(f"token:{secret.value}")
+    assert find_leaks(out, _targets(secret)) == []
+    assert out.startswith("token:")
+    assert MARKER_RE.search(out)
+
+
+def test_every_shape_kind_in_table_is_named_and_compiled() -> None:
+    kinds = {s.kind for s in SHAPES}
+    assert len(kinds) >= 20
+    assert all(k.replace("-", "").isalnum() and k.islower() for k in kinds)
+
+
+def test_registered_secret_gets_its_secret_id_marker(redactor: Redactor) -> None:
+    value = CORPUS.registered.value
+    out = redactor.redact(f"Use {value} for the nightly sync; rotate {value.upper()} monthly.")
+    assert out == (
+        "Use [REDACTED:conformance-byok-1] for the nightly sync; "
+        "rotate [REDACTED:conformance-byok-1] monthly."
+    )
+
+
+def test_registered_secret_is_not_secret_shaped() -> None:
+    """The corpus value must need the registry: a shape-only harness leaves it alone."""
+    value = CORPUS.registered.value
+    assert Redactor({}).redact(f"key {value} here") == f"key {value} here"
+
+
+def test_short_registered_values_are_ignored() -> None:
+    assert Redactor({"tiny": "abc123"}).redact("abc123 stays") == "abc123 stays"
+
+
+def test_longest_registered_value_wins() -> None:
+    r = Redactor({"short": "lantern-orchard", "long": "lantern-orchard-velvet"})
+    assert r.redact("x lantern-orchard-velvet y") == "x [REDACTED:long] y"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[BYOK:hk_live_canary_42]", "[REDACTED:byok]"),
+        ("<REDACTED:db-prod-creds>", "[REDACTED:db-prod-creds]"),
+        ("<REDACTED:>", "[REDACTED:source]"),
+        ("<REDACTED:db prod/creds!>", "[REDACTED:db-prod-creds]"),
+        ("<REDACTED:AKIAQ7CANARY4EXAMPLE>", "[REDACTED:aws-access-key]"),
+        ("[REDACTED:]", "[REDACTED:source]"),
+        ("[REDACTED:two words]", "[REDACTED:two-words]"),
+        ("[REDACTED:ghp_CANARYekS3j2aWM05v0aVmnwHprGtEkzrl4k]", "[REDACTED:github-token]"),
+    ],
+)
+def test_form_leaks_are_recanonicalized(redactor: Redactor, text: str, expected: str) -> None:
+    out = redactor.redact(f"before {text} after")
+    assert out == f"before {expected} after"
+    assert find_form_leaks(out) == []
+
+
+@pytest.mark.parametrize("leak", CORPUS.form_leaks, ids=lambda f: f.id)
+def test_corpus_form_leaks_do_not_survive(redactor: Redactor, leak: FormLeak) -> None:
+    out = redactor.redact(f"carried forward: {leak.value}.")
+    assert find_form_leaks(out) == []
+    assert len(MARKER_RE.findall(out)) == 1
+
+
+def test_angle_label_with_registered_value_uses_its_marker(redactor: Redactor) -> None:
+    out = redactor.redact(f"<REDACTED:{CORPUS.registered.value}>")
+    assert out == "[REDACTED:conformance-byok-1]"
+
+
+def test_existing_canonical_markers_are_kept(redactor: Redactor) -> None:
+    text = "kept [REDACTED:conformance-byok-1] and [REDACTED:carry-forward-0] as they were"
+    assert redactor.redact(text) == text
+
+
+def test_marker_label_holding_a_registered_secret_is_rewritten(redactor: Redactor) -> None:
+    out = redactor.redact(f"[REDACTED:{CORPUS.registered.value}]")
+    assert out == "[REDACTED:conformance-byok-1]"
+
+
+@pytest.mark.parametrize("text", CORPUS.near_misses + CORPUS.prose)
+def test_near_misses_and_prose_are_untouched(redactor: Redactor, text: str) -> None:
+    assert redactor.redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deployed commit 3f9c2ab at 2026-05-13T03:00:00.000Z per RFC8785 and RFC 0012.",
+        "Request 550e8400-e29b-41d4-a716-446655440000 hit /srv/openwop/data/entries.sqlite3.",
+        "Toggle internationalization_settings_v2 and getUserByIdAndTenantV2Handler today.",
+        "The bearer of this note asked for sk-learn tips; the task-manager was fine.",
+        "Password reset requested; the secret: nothing to see here.",
+    ],
+)
+def test_ordinary_text_survives(redactor: Redactor, text: str) -> None:
+    assert redactor.redact(text) == text
+
+
+def _mixed_text() -> str:
+    s = {x.id: x.value for x in CORPUS.secrets}
+    return (
+        f"{CORPUS.prose[0]} key {s['openai-project-key']} and [BYOK:abc] then "
+        f"<REDACTED:db creds> plus {CORPUS.registered.value}, {s['url-password']}, "
+        f"{s['pem-private-key']} [REDACTED:conformance-byok-1] {s['bearer-token']}."
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _mixed_text(),
+        "[REDACTED:[BYOK:x]] <REDACTED:[REDACTED:a]> [REDACTED:<REDACTED:b>]",
+        "[BYOK:unterminated <REDACTED: 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",
+        "prefixAKIAQ7CANARY4EXAMPLE glued",
+    ],
+)
+def test_redaction_is_idempotent(redactor: Redactor, text: str) -> None:
+    once = redactor.redact(text)
+    assert redactor.redact(once) == once
+
+
+def test_mixed_text_leaks_nothing(redactor: Redactor) -> None:
+    out = redactor.redact(_mixed_text())
+    assert find_leaks(out, CORPUS.leak_targets()) == []
+    assert find_form_leaks(out) == []
+    assert out.startswith(CORPUS.prose[0])
+
+
+# -- the compaction join ------------------------------------------------------------------------
+
+
+def _split_parts() -> list[str]:
+    split = CORPUS.split
+    return [
+        CORPUS.prose[0],
+        f"Rotation note: the old key ended {split.head}",
+        f"{split.tail} and was revoked on Monday.",
+        CORPUS.prose[1],
+    ]
+
+
+def test_split_halves_alone_are_not_secret_shaped(redactor: Redactor) -> None:
+    assert redactor.redact(CORPUS.split.head) == CORPUS.split.head
+    assert redactor.redact(CORPUS.split.tail) == CORPUS.split.tail
+    assert MARKER_RE.search(redactor.redact(CORPUS.split.value))
+
+
+def test_plain_join_misses_the_split_secret(redactor: Redactor) -> None:
+    """Why `redact_joined` exists: redacting the joined text alone leaks the split secret."""
+    out = redactor.redact("\n".join(_split_parts()))
+    leaks = find_leaks(out, {CORPUS.split.id: CORPUS.split.value}, allow_whitespace_split=True)
+    assert [leak.form for leak in leaks] == ["whitespace-split"]
+
+
+def test_redact_joined_catches_the_split_secret(redactor: Redactor) -> None:
+    out = redact_joined(_split_parts(), redactor, "\n")
+    targets = {CORPUS.split.id: CORPUS.split.value}
+    assert find_leaks(out, targets, allow_whitespace_split=True) == []
+    assert out.split("\n") == [
+        CORPUS.prose[0],
+        "Rotation note: the old key ended [REDACTED:high-entropy]",
+        " and was revoked on Monday.",
+        CORPUS.prose[1],
+    ]
+
+
+def test_redact_joined_catches_a_split_registered_secret(redactor: Redactor) -> None:
+    value = CORPUS.registered.value
+    out = redact_joined([f"byok {value[:11]}", f"{value[11:]} end"], redactor)
+    assert out == "byok [REDACTED:conformance-byok-1]\n end"
+
+
+def test_redact_joined_catches_a_secret_over_three_parts(redactor: Redactor) -> None:
+    key = CORPUS.secrets[0].value
+    out = redact_joined(["a " + key[:5], key[5:12], key[12:] + " b"], redactor)
+    assert out == "a [REDACTED:openai-key]\n\n b"
+
+
+def test_redact_joined_keeps_a_word_glued_to_a_complete_key(redactor: Redactor) -> None:
+    key = next(s.value for s in CORPUS.secrets if s.id == "github-classic-pat")
+    out = redact_joined([f"token {key}", "Customer asked about pricing tiers."], redactor)
+    assert out == "token [REDACTED:github-token]\nCustomer asked about pricing tiers."
+
+
+def test_redact_joined_still_redacts_each_part(redactor: Redactor) -> None:
+    parts = [f"[BYOK:x] {CORPUS.registered.value}", "<REDACTED:y>", ""]
+    assert redact_joined(parts, redactor) == "[REDACTED:byok] [REDACTED:conformance-byok-1]\n" + (
+        "[REDACTED:y]\n"
+    )
+    assert redact_joined([], redactor) == ""
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+_VOCABULARY = (
+    "the customer asked about pricing and renewal dates for next quarter while support "
+    "reviewed invoices notes meeting Tuesday deploy window report team follow up"
+)
+WORDS = st.sampled_from(_VOCABULARY.split(" "))
+PROSE = st.lists(WORDS, min_size=0, max_size=12).map(" ".join)
+GLUE = st.sampled_from([" ", ": ", " (", "\n", "=", '"', "'", "\t", " token:", ", "])
+
+
+@PROPERTY
+@given(shape=secret_shapes(), before=PROSE, after=PROSE, left=GLUE, right=GLUE)
+def test_generated_shapes_never_leak(
+    shape: tuple[str, str], before: str, after: str, left: str, right: str
+) -> None:
+    kind, value = shape
+    text = f"{before}{left}{value}{right[::-1]}{after}"
+    out = Redactor({}).redact(text)
+    assert find_leaks(out, {kind: value}) == [], out
+    assert MARKER_RE.search(out)
+    assert Redactor({}).redact(out) == out
+
+
+@PROPERTY
+@given(
+    secret=high_entropy_secrets(),
+    cut=st.integers(min_value=1, max_value=39),
+    before=PROSE,
+    after=PROSE,
+)
+def test_split_high_entropy_keys_never_leak(secret: str, cut: int, before: str, after: str) -> None:
+    assert looks_random(secret)
+    parts = [f"{before} key {secret[:cut]}", f"{secret[cut:]} {after}"]
+    out = redact_joined(parts, Redactor({}))
+    assert find_leaks(out, {"k": secret}, allow_whitespace_split=True) == [], out
+
+
+@PROPERTY
+@given(text=st.text(alphabet=st.characters(codec="ascii"), max_size=200))
+def test_arbitrary_text_is_idempotent(text: str) -> None:
+    r = Redactor(REGISTERED)
+    once = r.redact(text)
+    assert r.redact(once) == once

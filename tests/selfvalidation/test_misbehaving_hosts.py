@@ -1,0 +1,125 @@
+"""A hanging, crashing, HTML-speaking or absent host gives ERROR or exit 2, never a hang or a traceback."""
+
+import asyncio
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.routing import Route
+
+DISCOVERY = {
+    "protocolVersion": "1.0",
+    "supportedEnvelopes": [],
+    "schemaVersions": {},
+    "limits": {"clarificationRounds": 0, "schemaRounds": 0, "envelopesPerTurn": 0},
+    "memory": {
+        "supported": True,
+        "maxEntrySizeBytes": 65536,
+        "compaction": {
+            "supported": True,
+            "trigger": "host-managed",
+            "maxInputEntries": 1000,
+            "maxOutputBytes": 65536,
+        },
+    },
+}
+
+
+def _app(behaviour: str) -> Starlette:
+    async def discovery(_request):
+        if behaviour == "html-discovery":
+            return HTMLResponse("<html><body>Welcome to nginx!</body></html>")
+        return JSONResponse(DISCOVERY)
+
+    async def everything_else(_request):
+        if behaviour == "hang":
+            await asyncio.sleep(30)
+        if behaviour == "crash":
+            return PlainTextResponse("Internal Server Error", status_code=500)
+        return HTMLResponse("<html><body><h1>Login</h1></body></html>")
+
+    methods = ["GET", "POST", "PUT", "DELETE"]
+    return Starlette(
+        routes=[
+            Route("/.well-known/openwop", discovery),
+            Route("/{path:path}", everything_else, methods=methods),
+        ]
+    )
+
+
+@pytest.fixture
+def bad_host():
+    servers = []
+
+    def start(behaviour):
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(64)
+        server = uvicorn.Server(
+            uvicorn.Config(
+                _app(behaviour), log_level="error", lifespan="off", timeout_graceful_shutdown=1
+            )
+        )
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        while not server.started:
+            time.sleep(0.01)
+        servers.append((server, thread))
+
+        class Handle:
+            url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+            token_a, token_b = "token-a-for-bad-host", "token-b-for-bad-host"
+
+        return Handle()
+
+    yield start
+    for server, thread in servers:
+        server.should_exit = True
+        thread.join(5)
+
+
+@pytest.mark.parametrize("behaviour", ["hang", "crash", "html"])
+def test_transport_trouble_is_error_not_a_hang_or_traceback(behaviour, bad_host, run_suite):
+    host = bad_host(behaviour)
+    started = time.monotonic()
+    run = run_suite("--request-timeout", "1", host=host, timeout=300)
+    assert run.bundle is not None, run.output[-3000:]
+    assert run.exit_code == 1, run.output[-3000:]
+    outcomes = run.outcomes()
+    assert outcomes["discovery.document-valid"] == "PASS"
+    errored = {k for k, v in outcomes.items() if v == "ERROR"}
+    assert "rfc0012.B.event-schema" in errored and "rfc0012.D.no-secret-echo" in errored, outcomes
+    assert not {k for k, v in outcomes.items() if v == "FAIL"} - {"discovery.document-valid"}, (
+        outcomes
+    )
+    assert "Traceback" not in run.output
+    reasons = " ".join(r.get("reason") or "" for r in run.bundle["requirements"])
+    expected = {"hang": "timeout", "crash": "answered 500", "html": "expected JSON"}[behaviour]
+    assert expected in reasons, reasons[:2000]
+    assert time.monotonic() - started < 240
+
+
+@pytest.mark.parametrize("behaviour", ["html-discovery", "unreachable"])
+def test_unusable_host_stops_early_with_exit_2_and_one_line(behaviour, bad_host, run_suite):
+    if behaviour == "unreachable":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+
+        class Host:
+            url = f"http://127.0.0.1:{port}"
+            token_a, token_b = "a-token-value", "b-token-value"
+
+        host = Host()
+    else:
+        host = bad_host("html-discovery")
+    run = run_suite(host=host, timeout=120)
+    assert run.exit_code == 2, run.output
+    lines = [line for line in run.output.splitlines() if "openwop:" in line]
+    assert len(lines) == 1 and "discovery" in lines[0], run.output
+    assert "Traceback" not in run.output
+    assert run.bundle is None

@@ -1,0 +1,125 @@
+"""The unfaulted reference host passes every requirement, however the suite is run."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conformance.requirements import registry
+
+
+def _testable_ids():
+    return {r.id for r in registry().values() if not r.untestable}
+
+
+def assert_all_pass(run):
+    assert run.bundle is not None, run.output[-3000:]
+    not_passing = {k: v for k, v in run.outcomes().items() if v != "PASS"}
+    assert not not_passing, (not_passing, run.output[-3000:])
+    assert run.exit_code == 0, run.output[-3000:]
+    for row in run.bundle["requirements"]:
+        assert row["assertions"] > 0, row["id"]
+    # Every testable requirement has a row (a scenario ran it); the MAY 'advertised' one included.
+    assert set(run.outcomes()) == _testable_ids()
+
+
+def test_reference_host_passes_everything_over_host_url(start_host, run_suite):
+    host = start_host()
+    run = run_suite(host=host)
+    assert_all_pass(run)
+    assert run.bundle["discovery"]["memoryLayout"] == "root"
+    assert len(run.bundle["discovery"]["sha256"]) == 64
+
+
+def test_reference_host_on_postgresql_passes_everything(start_host, run_suite, postgres_server):
+    from conftest import fresh_postgres_database
+
+    host = start_host(database_url=fresh_postgres_database(postgres_server))
+    assert_all_pass(run_suite(host=host))
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def standalone_host(tmp_path):
+    """`openwop-reference-host serve` as a separate process, the way a user starts it."""
+    port = _free_port()
+    exe = shutil.which("openwop-reference-host", path=os.path.dirname(sys.executable))
+    keys = ("standalone-key-a", "standalone-key-b")
+    proc = subprocess.Popen(
+        [
+            exe,
+            "serve",
+            "--port",
+            str(port),
+            "--api-key",
+            f"{keys[0]}=tenant-a",
+            "--api-key",
+            f"{keys[1]}=tenant-b",
+            "--test-seams",
+            "--database-url",
+            f"sqlite:///{tmp_path / 'standalone.db'}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    proc.stdout.read().decode() if proc.stdout else "host did not start"
+                ) from None
+            time.sleep(0.1)
+
+    class Handle:
+        url = f"http://127.0.0.1:{port}"
+        token_a, token_b = keys
+
+    yield Handle()
+    proc.terminate()
+    proc.wait(10)
+
+
+def test_standalone_host_with_two_workers_gives_the_same_verdicts(standalone_host, run_suite):
+    serial = run_suite(host=standalone_host)
+    parallel = run_suite("-n", "2", host=standalone_host)
+    assert_all_pass(serial)
+    assert_all_pass(parallel)
+    assert serial.outcomes() == parallel.outcomes()
+    assert {r["id"]: r["assertions"] for r in serial.bundle["requirements"]} == {
+        r["id"]: r["assertions"] for r in parallel.bundle["requirements"]
+    }
+
+
+def test_embedded_host_via_the_cli(tmp_path):
+    exe = shutil.which("openwop-memory-conformance", path=os.path.dirname(sys.executable))
+    report = tmp_path / "embedded.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENWOP_", "PYTEST_"))}
+    done = subprocess.run(
+        [exe, "run", "--report", str(report)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "CONFORMING" in done.stdout and "NOT CONFORMING" not in done.stdout
+    import json
+
+    bundle = json.loads(report.read_text())
+    assert bundle["host"]["embedded"] is True
+    assert {r["outcome"] for r in bundle["requirements"]} == {"PASS"}
+    assert "Traceback" not in done.stdout + done.stderr
