@@ -8,6 +8,7 @@ without paths.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,6 +25,7 @@ from conformance.report import RunRecord, TestRecord, build_bundle, table_lines,
 from conformance.verdict import Verdict, overall_outcome
 
 PROPERTY = "openwop"
+EXIT_COULD_NOT_START = 2
 OPTIONS = pytest.StashKey[Options]()
 RUN = pytest.StashKey[RunRecord]()
 VERDICT = pytest.StashKey[Verdict]()
@@ -51,19 +53,26 @@ def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """With --host-url, an unreachable host or broken discovery stops the run here with exit 2."""
-    config = session.config
-    options = config.stash[OPTIONS]
-    if not options.host_url or not _is_controller(config):
-        return
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """With --host-url, an unreachable host or unusable discovery ends the run here: one line, exit 2.
+
+    This runs before the session and the terminal reporter start, so nothing else is printed.
+    """
+    if config.option.help or config.option.version or config.option.collectonly:
+        return None
+    options = read_options(config)
+    if not options.host_url:
+        return None
     client = HostClient(options.host_url, options.host_token, options.request_timeout)
     try:
         read_discovery(client)
     except DiscoveryUnavailable as exc:
-        pytest.exit(f"openwop: {options.host_url}: {exc}", returncode=2)
+        sys.stderr.write(f"openwop: {options.host_url}: {exc}\n")
+        return EXIT_COULD_NOT_START
     finally:
         client.close()
+    return None
 
 
 # -- fixtures ------------------------------------------------------------------------------------
