@@ -19,9 +19,10 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance import requirements
-from conformance.client import HostClient, Secret
+from conformance.client import HostClient
 from conformance.discovery import DiscoveryUnavailable, read_discovery
 from conformance.paths import scenarios_dir
+from conformance.secrecy import Secret
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="OpenWOP memory conformance suite."
@@ -87,6 +88,7 @@ def run(
         "-q",
         "-p",
         "no:cacheprovider",
+        "--no-verdict-table",
         "--report",
         str(bundle_path),
         f"--request-timeout={request_timeout}",

@@ -15,24 +15,7 @@ from urllib.parse import quote
 import httpx
 
 from conformance.outcomes import HostError
-
-
-class Secret:
-    """A credential that cannot leak through repr(), str() or a --showlocals traceback."""
-
-    __slots__ = ("_value",)
-
-    def __init__(self, value: str) -> None:
-        self._value = value
-
-    def reveal(self) -> str:
-        return self._value
-
-    def __repr__(self) -> str:
-        return "Secret('***')"
-
-    __str__ = __repr__
-
+from conformance.secrecy import Secret
 
 _DEFAULT = object()
 

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.client import Secret
+from conformance.secrecy import Secret
 
 
 @dataclass

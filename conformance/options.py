@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conformance.client import Secret
+from conformance.secrecy import Secret
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,12 @@ def add_options(parser: pytest.Parser) -> None:
         "--request-timeout", type=float, default=None, help="Seconds per HTTP request (default 20)."
     )
     group.addoption("--report", default=None, help="Write the JSON result bundle here.")
+    group.addoption(
+        "--no-verdict-table",
+        action="store_true",
+        default=False,
+        help="Do not print the verdict table at the end (the CLI prints its own).",
+    )
     group.addoption(
         "--disable",
         action="append",

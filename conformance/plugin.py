@@ -22,6 +22,7 @@ from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
 from conformance.paths import scenarios_dir
 from conformance.report import RunRecord, TestRecord, build_bundle, table_lines, write_bundle
+from conformance.secrecy import scrub
 from conformance.verdict import Verdict, overall_outcome
 
 PROPERTY = "openwop"
@@ -190,10 +191,9 @@ def _finish(
     options = item.config.stash[OPTIONS]
     results = verdict.resolve(stop, error)
     outcome = overall_outcome(results)
-    reason = (
+    reason = scrub(
         "; ".join(f"{r.id}: {r.reason}" for r in results if r.outcome == outcome and r.reason)
-        or None
-    )
+    ) or None
     payload = {
         "outcome": outcome.value,
         "reason": reason,
@@ -208,14 +208,14 @@ def _finish(
             for r in results
         ],
     }
-    report.user_properties.append((PROPERTY, json.dumps(payload, ensure_ascii=False, default=str)))
+    report.user_properties.append((PROPERTY, scrub(json.dumps(payload, ensure_ascii=False, default=str))))
     report.user_properties.append(("openwop.outcome", outcome.value))
+    item.user_properties.append(("openwop.outcome", outcome.value))  # JUnit reads the item's
     location = (str(item.path), item.location[1] or 0)
     keep_traceback = error is not None and stop is None and not error.startswith("setup")
     if fails_run(outcome, require_behavior=options.require_behavior):
         report.outcome = "failed"
-        if not keep_traceback:
-            report.longrepr = f"{outcome.value}: {reason}"
+        report.longrepr = scrub(str(report.longrepr)) if keep_traceback else f"{outcome.value}: {reason}"
     elif outcome in (Outcome.PASS, Outcome.WARN):
         report.outcome = "passed"
         report.longrepr = None
@@ -272,13 +272,13 @@ class ResultCollector:
         bundle = build_bundle(self.run, options.public(), int(exitstatus))
         self.config.stash[BUNDLE] = bundle
         if options.report:
-            write_bundle(options.report, bundle, _secrets(options))
+            write_bundle(options.report, bundle)
 
     def pytest_terminal_summary(
         self, terminalreporter: Any, exitstatus: int, config: pytest.Config
     ) -> None:
         bundle = config.stash.get(BUNDLE, None)
-        if not bundle:
+        if not bundle or config.getoption("no_verdict_table"):
             return
         terminalreporter.section("OpenWOP conformance verdicts")
         for line in table_lines(bundle["requirements"], width=terminalreporter._tw.fullwidth):
@@ -296,5 +296,3 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         config.workeroutput["openwop_host"] = run.host  # type: ignore[attr-defined]
 
 
-def _secrets(options: Options) -> list[str]:
-    return [s.reveal() for s in (options.host_token, options.tenant_b_token) if s is not None]

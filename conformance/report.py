@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance import __version__, requirements
 from conformance.outcomes import Outcome, worst
+from conformance.secrecy import scrub
 
 BUNDLE_VERSION = "1"
 
@@ -111,18 +112,11 @@ def build_bundle(run: RunRecord, options: dict[str, Any], exit_code: int) -> dic
     }
 
 
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
-
-
-def write_bundle(path: str, bundle: dict[str, Any], secrets: Iterable[str]) -> None:
+def write_bundle(path: str, bundle: dict[str, Any]) -> None:
     text = json.dumps(bundle, indent=2, ensure_ascii=False, sort_keys=False)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(scrub(text, secrets) + "\n", encoding="utf-8")
+    target.write_text(scrub(text) + "\n", encoding="utf-8")
 
 
 def table_lines(rows: list[dict[str, Any]], width: int = 100) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 
 from conformance import requirements
 from conformance.outcomes import Outcome, ScenarioStop, worst
+from conformance.secrecy import scrub
 
 EVIDENCE_LIMIT = 1500
 
@@ -110,9 +111,9 @@ def overall_outcome(results: list[RequirementResult]) -> Outcome:
 def _bounded(value: Any) -> Any:
     """Keep evidence JSON-able and small enough for a report."""
     try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
+        text = scrub(json.dumps(value, ensure_ascii=False, default=str))
     except (TypeError, ValueError):
-        text = json.dumps(repr(value))
+        text = scrub(json.dumps(repr(value)))
     if len(text) <= EVIDENCE_LIMIT:
         return json.loads(text)
     return text[:EVIDENCE_LIMIT] + "…(truncated)"

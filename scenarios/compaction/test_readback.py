@@ -86,6 +86,12 @@ def test_output_readable_and_expired_sources_excluded(ctx):
     if read.entry is None:
         ctx.block("rfc0012.B.output-content-matches", "outputId could not be read back")
         return
+    ctx.check_schema(
+        "rfc0012.B.outputId-readable",
+        "memory-entry",
+        read.entry,
+        note="what GET returns is a valid MemoryEntry",
+    )
     if result.output_content is None:
         ctx.block(
             "rfc0012.B.output-content-matches",

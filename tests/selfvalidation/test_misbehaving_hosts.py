@@ -1,6 +1,7 @@
 """A hanging, crashing, HTML-speaking or absent host gives ERROR or exit 2, never a hang or a traceback."""
 
 import asyncio
+import json
 import socket
 import threading
 import time
@@ -123,3 +124,47 @@ def test_unusable_host_stops_early_with_exit_2_and_one_line(behaviour, bad_host,
     assert len(lines) == 1 and "discovery" in lines[0], run.output
     assert "Traceback" not in run.output
     assert run.bundle is None
+
+
+def _tattletale_app() -> Starlette:
+    """A host that echoes the caller's Authorization header in every answer (and in its errors)."""
+
+    async def discovery(_request):
+        return JSONResponse(DISCOVERY)
+
+    async def echo(request):
+        said = request.headers.get("authorization", "")
+        if request.url.path.endswith("/compact"):
+            return PlainTextResponse(f"crashed while handling {said}", status_code=500)
+        return JSONResponse({"error": "nope", "message": f"you sent {said}", "details": {"auth": said}}, status_code=422)
+
+    methods = ["GET", "POST", "PUT", "DELETE"]
+    return Starlette(routes=[Route("/.well-known/openwop", discovery), Route("/{path:path}", echo, methods=methods)])
+
+
+def test_a_host_echoing_the_token_cannot_get_it_into_any_output(run_suite, tmp_path):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(64)
+    server = uvicorn.Server(uvicorn.Config(_tattletale_app(), log_level="error", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.01)
+
+    class Host:
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        token_a, token_b = "tok-A-9f8e7d6c5b4a-must-not-leak", "tok-B-1a2b3c4d5e6f-must-not-leak"
+
+    junit = tmp_path / "junit.xml"
+    try:
+        run = run_suite(f"--junitxml={junit}", "-rA", "--showlocals", host=Host(), timeout=300)
+    finally:
+        server.should_exit = True
+        thread.join(5)
+    assert run.bundle is not None, run.output[-2000:]
+    outputs = {"console": run.output, "bundle": json.dumps(run.bundle), "junit": junit.read_text()}
+    for name, text in outputs.items():
+        for token in (Host.token_a, Host.token_b):
+            assert token not in text, f"{token[:6]}… leaked into the {name}"
+    assert "***" in outputs["bundle"]  # the echo was there, and was masked

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from conformance import schemas
 from conformance.requirements import registry
 
 
@@ -18,6 +19,7 @@ def _testable_ids():
 
 def assert_all_pass(run):
     assert run.bundle is not None, run.output[-3000:]
+    assert schemas.validate("report-bundle", run.bundle) == []
     not_passing = {k: v for k, v in run.outcomes().items() if v != "PASS"}
     assert not not_passing, (not_passing, run.output[-3000:])
     assert run.exit_code == 0, run.output[-3000:]
@@ -27,10 +29,17 @@ def assert_all_pass(run):
     assert set(run.outcomes()) == _testable_ids()
 
 
-def test_reference_host_passes_everything_over_host_url(start_host, run_suite):
+def test_reference_host_passes_everything_over_host_url(start_host, run_suite, tmp_path):
     host = start_host()
-    run = run_suite(host=host)
+    junit = tmp_path / "junit.xml"
+    run = run_suite(f"--junitxml={junit}", host=host)
     assert_all_pass(run)
+    # JUnit speaks the same vocabulary: every case carries its openwop.outcome property.
+    import xml.etree.ElementTree as ET
+
+    cases = ET.parse(junit).getroot().iter("testcase")
+    outcomes = [p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "openwop.outcome"]
+    assert outcomes and set(outcomes) == {"PASS"} and len(outcomes) == len(run.bundle["tests"])
     assert run.bundle["discovery"]["memoryLayout"] == "root"
     assert len(run.bundle["discovery"]["sha256"]) == 64
 

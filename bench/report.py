@@ -1,0 +1,128 @@
+"""The human-readable tables and the JSON file; both carry the same figures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+MIN_WIDTH = 150  # the tables stay readable when stdout is a pipe (rich would assume 80)
+
+
+def console() -> Console:
+    probe = Console()
+    return Console(width=max(probe.width, MIN_WIDTH), highlight=False)
+
+
+def _mib(n: int | None) -> str:
+    return "—" if n is None else f"{n / 2**20:,.0f}"
+
+
+def _outcomes(totals: dict[str, int] | None) -> str:
+    return ", ".join(f"{v} {k}" for k, v in (totals or {}).items() if v) or "—"
+
+
+def suite_table(suite: dict[str, Any]) -> Table:
+    table = Table(title="Suite wall time — embedded reference host (seconds)")
+    for col in ("mode", "runs", "min", "median", "max", "requirements", "outcomes", "exit"):
+        table.add_column(col, justify="left" if col in ("mode", "outcomes") else "right")
+    for key, figures in suite.items():
+        table.add_row(
+            key,
+            str(figures["runs"]),
+            f"{figures['min']:.2f}",
+            f"{figures['median']:.2f}",
+            f"{figures['max']:.2f}",
+            str(figures["requirements"]),
+            _outcomes(figures["totals"]) + ("" if figures["totalsConsistent"] else " (varied!)"),
+            ",".join(str(c) for c in figures["exitCodes"]),
+        )
+    return table
+
+
+def compaction_table(compaction: dict[str, Any]) -> Table:
+    table = Table(title="Compaction — one memoryRef, all live entries in one run (engine API)")
+    columns = (
+        "backend",
+        "entries",
+        "seed /s",
+        "compact s",
+        "compact /s",
+        "read s",
+        "derive s",
+        "write s",
+        "output B",
+        "peak RSS MiB",
+        "(growth)",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col == "backend" else "right")
+    for case in compaction["cases"]:
+        c = case["compaction"]
+        phases = c["phases"]
+        table.add_row(
+            case["backend"],
+            f"{case['entries']:,}",
+            f"{case['seeding']['entriesPerSecond']:,.0f}",
+            f"{c['seconds']:.2f}",
+            f"{c['entriesPerSecond']:,.0f}",
+            f"{phases.get('read', 0):.2f}",
+            f"{phases.get('derive', 0):.2f}",
+            f"{phases.get('write', 0):.2f}",
+            f"{c['outputBytes']:,}",
+            _mib(c["peakRssBytes"]),
+            "+" + _mib(c["peakRssGrowthBytes"]),
+        )
+    return table
+
+
+def redaction_table(compaction: dict[str, Any]) -> Table:
+    table = Table(title="Redaction harness alone — redact_joined(contents, Redactor({}), '\\n')")
+    columns = (
+        "backend",
+        "entries",
+        "input MB",
+        "seconds",
+        "entries /s",
+        "MB /s",
+        "markers / secrets",
+        "share of compact",
+        "peak RSS MiB",
+        "(growth)",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col == "backend" else "right")
+    for case in compaction["cases"]:
+        r = case["redaction"]
+        share = r["seconds"] / case["compaction"]["seconds"]
+        table.add_row(
+            case["backend"],
+            f"{case['entries']:,}",
+            f"{case['corpus']['bytes'] / 1e6:.1f}",
+            f"{r['seconds']:.2f}",
+            f"{r['entriesPerSecond']:,.0f}",
+            f"{r['megabytesPerSecond']:.2f}",
+            f"{r['markers']:,} / {case['corpus']['secrets']:,}"
+            + ("" if r["markersMatchSecrets"] else " !"),
+            f"{share:.0%}",
+            _mib(r["peakRssBytes"]),
+            "+" + _mib(r["peakRssGrowthBytes"]),
+        )
+    return table
+
+
+def machine_line(machine: dict[str, Any]) -> str:
+    return (
+        f"{machine['date']} · {machine['nproc']} cores ({machine.get('cpuModel') or '?'}) · "
+        f"{machine.get('memoryMiB') or '?'} MiB · Python {machine['python']} · "
+        f"SQLite {machine['sqlite']} · SQLAlchemy {machine.get('sqlalchemy')} · "
+        f"commit {machine.get('gitCommit') or '?'}"
+    )
+
+
+def write_json(path: Path, figures: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

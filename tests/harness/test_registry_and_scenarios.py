@@ -1,0 +1,59 @@
+"""The requirement registry and the scenarios stay in step."""
+
+import ast
+import re
+
+import pytest
+
+from conformance.paths import scenarios_dir
+from conformance.requirements import LEVELS, registry
+
+ID_RE = re.compile(r"^[a-z0-9]+(\.[A-Za-z0-9-]+)+$")
+
+
+def _scenario_ids() -> dict[str, set[str]]:
+    """Requirement ids each scenario file declares (@pytest.mark.requirement) and cites (check/block)."""
+    found: dict[str, set[str]] = {}
+    for path in scenarios_dir().rglob("test_*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        ids: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                if node.func.attr in ("requirement", "check", "check_schema", "block") and node.args:
+                    first = node.args[0]
+                    if node.func.attr == "requirement":
+                        ids.update(a.value for a in node.args if isinstance(a, ast.Constant))
+                    elif isinstance(first, ast.Constant) and isinstance(first.value, str):
+                        ids.add(first.value)
+        found[path.name] = ids
+    return found
+
+
+def test_registry_entries_are_well_formed():
+    for rid, req in registry().items():
+        assert ID_RE.match(rid), rid
+        assert req.level in LEVELS and req.section and req.sentence, rid
+
+
+def test_scenarios_cite_only_registered_ids():
+    known = set(registry())
+    for name, ids in _scenario_ids().items():
+        assert ids <= known, (name, sorted(ids - known))
+
+
+def test_every_testable_must_has_a_scenario():
+    cited = set().union(*_scenario_ids().values())
+    missing = [r.id for r in registry().values() if r.level == "MUST" and not r.untestable and r.id not in cited]
+    assert not missing
+
+
+def test_untestable_requirements_say_why_and_have_no_scenario():
+    cited = set().union(*_scenario_ids().values())
+    for req in registry().values():
+        if req.untestable:
+            assert len(req.untestable) > 20 and req.id not in cited, req.id
+
+
+@pytest.mark.parametrize("path", sorted(scenarios_dir().rglob("test_*.py")), ids=lambda p: p.name)
+def test_scenarios_never_import_the_reference_host(path):
+    assert "reference_host" not in path.read_text(encoding="utf-8")
