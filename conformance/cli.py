@@ -24,9 +24,7 @@ from conformance.discovery import DiscoveryUnavailable, read_discovery
 from conformance.paths import scenarios_dir
 from conformance.secrecy import Secret
 
-app = typer.Typer(
-    add_completion=False, no_args_is_help=True, help="OpenWOP memory conformance suite."
-)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="OpenWOP memory conformance suite.")
 COLOURS = {
     "PASS": "green",
     "FAIL": "bold red",
@@ -63,9 +61,7 @@ def run(
     junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
     require_behavior: Annotated[
         bool,
-        typer.Option(
-            "--require-behavior", envvar="OPENWOP_REQUIRE_BEHAVIOR", help="BLOCKED fails the run."
-        ),
+        typer.Option("--require-behavior", envvar="OPENWOP_REQUIRE_BEHAVIOR", help="BLOCKED fails the run."),
     ] = False,
     request_timeout: Annotated[float, typer.Option(help="Seconds per HTTP request.")] = 20.0,
     workers: Annotated[int, typer.Option(help="Parallel pytest-xdist workers (0 = none).")] = 0,

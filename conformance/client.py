@@ -84,15 +84,11 @@ class HostClient:
         sent_headers.update(headers or {})
         where = f"{method} {path}"
         try:
-            response = self._http.request(
-                method, path, content=content, headers=sent_headers, params=params
-            )
+            response = self._http.request(method, path, content=content, headers=sent_headers, params=params)
         except httpx.TimeoutException:
             raise HostError(f"{where}: no answer within {self.timeout:g}s (timeout)") from None
         except httpx.ConnectError:
-            raise HostError(
-                f"{where}: connection refused or host unreachable at {self.base_url}"
-            ) from None
+            raise HostError(f"{where}: connection refused or host unreachable at {self.base_url}") from None
         except (httpx.TransportError, httpx.DecodingError) as exc:
             raise HostError(f"{where}: transport failure ({type(exc).__name__})") from None
         text = response.text

@@ -35,19 +35,13 @@ class Scenario:
 
     # -- evidence ---------------------------------------------------------------------------------
 
-    def check(
-        self, requirement_id: str, condition: bool, evidence: Any = None, *, note: str = ""
-    ) -> bool:
+    def check(self, requirement_id: str, condition: bool, evidence: Any = None, *, note: str = "") -> bool:
         return self.verdict.check(requirement_id, condition, evidence, note=note)
 
-    def check_schema(
-        self, requirement_id: str, schema_ref: str, instance: Any, *, note: str = ""
-    ) -> bool:
+    def check_schema(self, requirement_id: str, schema_ref: str, instance: Any, *, note: str = "") -> bool:
         problems = schemas.validate(schema_ref, instance)
         evidence = {"schema": schema_ref, "problems": problems[:10]}
-        return self.check(
-            requirement_id, not problems, evidence, note=note or f"valid against {schema_ref}"
-        )
+        return self.check(requirement_id, not problems, evidence, note=note or f"valid against {schema_ref}")
 
     def block(self, requirement_id: str, reason: str) -> None:
         self.verdict.block(requirement_id, reason)
@@ -75,14 +69,10 @@ class Scenario:
         if status is None:
             status = self.session.probes["compact"] = seams.probe().status
         if status in ABSENT:
-            raise Blocked(
-                f"compaction advertised but POST /v1/test/memory/compact answered {status}"
-            )
+            raise Blocked(f"compaction advertised but POST /v1/test/memory/compact answered {status}")
         return seams, block
 
     def tenant_b(self) -> HostClient:
         if self.session.tenant_b is None:
-            raise Blocked(
-                "needs a second tenant's key (--tenant-b-token / OPENWOP_TEST_TENANT_B_API_KEY)"
-            )
+            raise Blocked("needs a second tenant's key (--tenant-b-token / OPENWOP_TEST_TENANT_B_API_KEY)")
         return self.session.tenant_b

@@ -58,9 +58,7 @@ def read_discovery(client: HostClient) -> Discovery:
     except HostError as exc:
         raise DiscoveryUnavailable(f"cannot read discovery: {exc.reason}") from None
     if reply.status != 200:
-        raise DiscoveryUnavailable(
-            f"cannot read discovery: GET {DISCOVERY_PATH} answered {reply.status}"
-        )
+        raise DiscoveryUnavailable(f"cannot read discovery: GET {DISCOVERY_PATH} answered {reply.status}")
     if not isinstance(reply.body, dict):
         raise DiscoveryUnavailable(
             f"cannot read discovery: GET {DISCOVERY_PATH} did not answer a JSON object"

@@ -43,9 +43,7 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="Host under test (env OPENWOP_BASE_URL). Omit to boot the embedded reference host.",
     )
-    group.addoption(
-        "--host-token", default=None, help="Bearer key for tenant A (env OPENWOP_API_KEY)."
-    )
+    group.addoption("--host-token", default=None, help="Bearer key for tenant A (env OPENWOP_API_KEY).")
     group.addoption(
         "--tenant-b-token",
         default=None,
@@ -89,9 +87,7 @@ def read_options(config: pytest.Config) -> Options:
     for item in config.getoption("disable") or []:
         rid, sep, reason = item.partition("=")
         if not sep or not reason.strip():
-            raise pytest.UsageError(
-                f"--disable needs ID=REASON (a reason is mandatory), got {item!r}"
-            )
+            raise pytest.UsageError(f"--disable needs ID=REASON (a reason is mandatory), got {item!r}")
         disabled[rid.strip()] = reason.strip()
     return Options(
         host_url=url.rstrip("/") if url else None,

@@ -46,9 +46,7 @@ def worst(outcomes: Iterable[Outcome]) -> Outcome | None:
 
 def fails_run(outcome: Outcome, *, require_behavior: bool) -> bool:
     """FAIL and ERROR always fail a run; BLOCKED only under --require-behavior."""
-    return outcome in (Outcome.FAIL, Outcome.ERROR) or (
-        require_behavior and outcome is Outcome.BLOCKED
-    )
+    return outcome in (Outcome.FAIL, Outcome.ERROR) or (require_behavior and outcome is Outcome.BLOCKED)
 
 
 class ScenarioStop(Exception):

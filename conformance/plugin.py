@@ -38,9 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "requirement(*ids): registered requirement ids this scenario checks"
-    )
+    config.addinivalue_line("markers", "requirement(*ids): registered requirement ids this scenario checks")
     options = read_options(config)
     config.stash[OPTIONS] = options
     config.stash[RUN] = RunRecord()
@@ -136,9 +134,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     declared = _declared(item)
     if declared:
         disabled = item.config.stash[OPTIONS].disabled
-        item.stash[VERDICT] = Verdict(
-            declared, {k: v for k, v in disabled.items() if k in declared}
-        )
+        item.stash[VERDICT] = Verdict(declared, {k: v for k, v in disabled.items() if k in declared})
 
 
 # -- outcomes ------------------------------------------------------------------------------------
@@ -191,9 +187,9 @@ def _finish(
     options = item.config.stash[OPTIONS]
     results = verdict.resolve(stop, error)
     outcome = overall_outcome(results)
-    reason = scrub(
-        "; ".join(f"{r.id}: {r.reason}" for r in results if r.outcome == outcome and r.reason)
-    ) or None
+    reason = (
+        scrub("; ".join(f"{r.id}: {r.reason}" for r in results if r.outcome == outcome and r.reason)) or None
+    )
     payload = {
         "outcome": outcome.value,
         "reason": reason,
@@ -224,9 +220,7 @@ def _finish(
         report.longrepr = (location[0], location[1], f"{outcome.value}: {reason}")
 
 
-def pytest_report_teststatus(
-    report: pytest.TestReport, config: pytest.Config
-) -> tuple[str, str, str] | None:
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
     value = dict(report.user_properties).get("openwop.outcome") if report.user_properties else None
     if value is None or report.when not in ("call", "setup"):
         return None
@@ -274,9 +268,7 @@ class ResultCollector:
         if options.report:
             write_bundle(options.report, bundle)
 
-    def pytest_terminal_summary(
-        self, terminalreporter: Any, exitstatus: int, config: pytest.Config
-    ) -> None:
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         bundle = config.stash.get(BUNDLE, None)
         if not bundle or config.getoption("no_verdict_table"):
             return
@@ -294,5 +286,3 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         run = config.stash[RUN]
         config.workeroutput["openwop_discovery"] = run.discovery  # type: ignore[attr-defined]
         config.workeroutput["openwop_host"] = run.host  # type: ignore[attr-defined]
-
-

@@ -56,11 +56,7 @@ def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
         entries = grouped[rid]
         outcome = worst(Outcome(r["outcome"]) for _, r in entries) or Outcome.BLOCKED
         reasons = sorted(
-            {
-                r["reason"]
-                for _, r in entries
-                if r.get("reason") and Outcome(r["outcome"]) == outcome
-            }
+            {r["reason"] for _, r in entries if r.get("reason") and Outcome(r["outcome"]) == outcome}
         )
         rows.append(
             {
@@ -72,9 +68,9 @@ def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
                 "assertions": sum(int(r["assertions"]) for _, r in entries),
                 "reason": "; ".join(reasons) or None,
                 "tests": sorted({nodeid for nodeid, _ in entries}),
-                "evidence": [
-                    dict(e, test=nodeid) for nodeid, r in entries for e in r.get("evidence", [])
-                ][:20],
+                "evidence": [dict(e, test=nodeid) for nodeid, r in entries for e in r.get("evidence", [])][
+                    :20
+                ],
             }
         )
     return rows

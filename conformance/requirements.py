@@ -45,6 +45,4 @@ def get(requirement_id: str) -> Requirement:
     try:
         return registry()[requirement_id]
     except KeyError:
-        raise UnknownRequirement(
-            f"{requirement_id!r} is not in fixtures/requirements.yaml"
-        ) from None
+        raise UnknownRequirement(f"{requirement_id!r} is not in fixtures/requirements.yaml") from None

@@ -115,9 +115,7 @@ class SchemaCorpus:
             entry = _Entry(name, path, uri, digest, entry_prov)
             self._entries[name] = entry
             self._aliases.setdefault(name.rsplit("/", 1)[-1], []).append(name)
-            resources.append(
-                (uri, Resource.from_contents(contents, default_specification=DRAFT202012))
-            )
+            resources.append((uri, Resource.from_contents(contents, default_specification=DRAFT202012)))
         if recorded:
             raise SchemaCorpusError(
                 f"PROVENANCE.json lists files that are missing: {', '.join(sorted(recorded))}"
@@ -205,9 +203,7 @@ class SchemaCorpus:
         if len(candidates) == 1:
             return self._entries[candidates[0]], pointer
         if candidates:
-            raise UnknownSchemaError(
-                f"{schema_ref}: ambiguous, qualify it as one of {sorted(candidates)}"
-            )
+            raise UnknownSchemaError(f"{schema_ref}: ambiguous, qualify it as one of {sorted(candidates)}")
         raise UnknownSchemaError(f"{schema_ref}: no such schema (known: {', '.join(self.names)})")
 
     def _check_refs(self) -> None:

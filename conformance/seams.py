@@ -40,9 +40,7 @@ class CompactionSeams:
 
     def seed(self, memory_ref: str, entries: list[dict[str, Any]]) -> Reply:
         """Plant entries; anything but 201 means the scenario cannot proceed (setup, not evidence)."""
-        reply = self.client.json(
-            "POST", SEED, json_body={"memoryRef": memory_ref, "entries": entries}
-        )
+        reply = self.client.json("POST", SEED, json_body={"memoryRef": memory_ref, "entries": entries})
         if reply.status != 201:
             raise Blocked(f"seed seam refused a valid request: {reply.status} {_brief(reply)}")
         return reply
@@ -56,9 +54,7 @@ class CompactionSeams:
         return reply
 
     def read_entry(self, memory_ref: str, entry_id: str) -> Reply:
-        return self.client.request(
-            "GET", f"/v1/memory/{path_segment(memory_ref)}/{path_segment(entry_id)}"
-        )
+        return self.client.request("GET", f"/v1/memory/{path_segment(memory_ref)}/{path_segment(entry_id)}")
 
     def list_entries(self, memory_ref: str, *, limit: int = 500, tag: str | None = None) -> Reply:
         params: dict[str, Any] = {"limit": limit}
@@ -86,9 +82,7 @@ class CompactionSeams:
 
     def register_secret(self, secret_id: str, value: str) -> bool:
         """Register a BYOK secret; False when the host offers no registration seam."""
-        reply = self.client.request(
-            "POST", SECRETS, json_body={"secretId": secret_id, "value": value}
-        )
+        reply = self.client.request("POST", SECRETS, json_body={"secretId": secret_id, "value": value})
         if reply.status in ABSENT:
             return False
         if reply.status not in (200, 201):

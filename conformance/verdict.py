@@ -59,9 +59,7 @@ class Verdict:
                 f"check cites {requirement_id!r}, which this scenario does not declare"
             )
 
-    def check(
-        self, requirement_id: str, condition: bool, evidence: Any = None, *, note: str = ""
-    ) -> bool:
+    def check(self, requirement_id: str, condition: bool, evidence: Any = None, *, note: str = "") -> bool:
         """Count one piece of evidence for a requirement; returns the condition for chaining."""
         self._declared(requirement_id)
         self.records.append(CheckRecord(requirement_id, bool(condition), note, _bounded(evidence)))
@@ -78,9 +76,7 @@ class Verdict:
     def resolve(self, stop: ScenarioStop | None, error: str | None) -> list[RequirementResult]:
         return [self._resolve_one(rid, stop, error) for rid in self.declared]
 
-    def _resolve_one(
-        self, rid: str, stop: ScenarioStop | None, error: str | None
-    ) -> RequirementResult:
+    def _resolve_one(self, rid: str, stop: ScenarioStop | None, error: str | None) -> RequirementResult:
         level = requirements.get(rid).level
         mine = [r for r in self.records if r.requirement == rid]
         evidence = [r.as_json() for r in mine]

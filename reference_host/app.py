@@ -35,9 +35,7 @@ class _BodyLimit(BaseHTTPMiddleware):
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
         length = request.headers.get("content-length")
-        if length is not None and (
-            not length.isdigit() or int(length) > self.config.max_request_bytes
-        ):
+        if length is not None and (not length.isdigit() or int(length) > self.config.max_request_bytes):
             body = envelope(
                 "payload_too_large",
                 "The request body exceeds the host's limit.",
@@ -84,9 +82,7 @@ def create_app(config: HostConfig) -> FastAPI:
 
     @app.get("/.well-known/openwop")
     def discovery() -> JSONResponse:
-        return JSONResponse(
-            discovery_document(config), headers={"Cache-Control": "public, max-age=300"}
-        )
+        return JSONResponse(discovery_document(config), headers={"Cache-Control": "public, max-age=300"})
 
     if config.test_seams and "seams-missing" not in faults:
         _mount_seams(app, config, store, compactor)
@@ -150,9 +146,7 @@ def create_app(config: HostConfig) -> FastAPI:
     return app
 
 
-def _mount_seams(
-    app: FastAPI, config: HostConfig, store: MemoryStore, compactor: Compactor
-) -> None:
+def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor: Compactor) -> None:
     """The test seams (OpenWOP-compatible paths). Mounted only when test seams are enabled."""
     faults = config.faults
 
@@ -169,9 +163,7 @@ def _mount_seams(
             )
         ids = [e.id for e in body.entries]
         if len(set(ids)) != len(ids):
-            raise ApiError(
-                400, "validation_error", "Entry ids must be unique within one seed call."
-            )
+            raise ApiError(400, "validation_error", "Entry ids must be unique within one seed call.")
         for e in body.entries:
             if e.expiresAt is not None:
                 _parse_time(e.expiresAt, "expiresAt")
@@ -212,15 +204,8 @@ def _memory_path(request: Request) -> tuple[str, str | None]:
     """Split `/v1/memory/{ref}[/{id}]` on the raw path, so an encoded `/` stays inside a segment."""
     raw = request.scope.get("raw_path", b"").decode("latin-1").split("?", 1)[0]
     segments = raw.removeprefix("/v1/memory/").split("/")
-    if (
-        not segments
-        or not segments[0]
-        or len(segments) > 2
-        or (len(segments) == 2 and not segments[1])
-    ):
-        raise ApiError(
-            404, "not_found", "Expected /v1/memory/{memoryRef} or /v1/memory/{memoryRef}/{id}."
-        )
+    if not segments or not segments[0] or len(segments) > 2 or (len(segments) == 2 and not segments[1]):
+        raise ApiError(404, "not_found", "Expected /v1/memory/{memoryRef} or /v1/memory/{memoryRef}/{id}.")
     decoded = [unquote(s, errors="strict") for s in segments]
     return decoded[0], (decoded[1] if len(decoded) == 2 else None)
 

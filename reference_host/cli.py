@@ -37,9 +37,7 @@ def serve(
         bool,
         typer.Option("--test-seams", help="Mount the conformance test seams (off by default)."),
     ] = False,
-    database_url: Annotated[
-        str | None, typer.Option(help="SQLAlchemy URL; default a SQLite file.")
-    ] = None,
+    database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL; default a SQLite file.")] = None,
     fault: Annotated[
         list[str], typer.Option("--fault", help="Fault mode for self-validation; repeatable.")
     ] = [],  # noqa: B006
@@ -75,9 +73,7 @@ def serve(
 def list_faults() -> None:
     """List the fault modes and the requirement each one breaks."""
     for fault in FAULTS.values():
-        typer.echo(
-            f"{fault.name:32} {fault.expected:11} {fault.requirement:45} {fault.description}"
-        )
+        typer.echo(f"{fault.name:32} {fault.expected:11} {fault.requirement:45} {fault.description}")
 
 
 def main() -> None:

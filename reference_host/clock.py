@@ -14,9 +14,7 @@ def system_clock() -> datetime:
 
 def to_wire(moment: datetime) -> str:
     """RFC 3339 UTC with millisecond precision; this format also sorts lexicographically."""
-    return (
-        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    )
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
 def from_wire(text: str) -> datetime:

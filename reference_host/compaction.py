@@ -79,9 +79,7 @@ class Compactor:
         tags = self._tags(run_id, [t for s in sources for t in s.tags])
         source_ids = [s.entry_id for s in sources]
         output_id = (
-            source_ids[0]
-            if "outputid-reuses-source" in self.faults
-            else "mem_" + uuid.uuid4().hex[:20]
+            source_ids[0] if "outputid-reuses-source" in self.faults else "mem_" + uuid.uuid4().hex[:20]
         )
         payload = self._payload(memory_ref, output_id, source_ids, content)
 
@@ -157,9 +155,7 @@ class Compactor:
         self, memory_ref: str, output_id: str, source_ids: list[str], content: str
     ) -> dict[str, object]:
         faults = self.faults
-        byte_size: object = (
-            len(content) if "bytesize-chars" in faults else len(content.encode("utf-8"))
-        )
+        byte_size: object = len(content) if "bytesize-chars" in faults else len(content.encode("utf-8"))
         if "event-schema-invalid" in faults:
             byte_size = str(byte_size)
         count = len(source_ids) + (1 if "sourcecount-off-by-one" in faults else 0)
@@ -189,7 +185,5 @@ def _suite_corpus_literals() -> dict[str, str]:
 
     corpus = json.loads(data_path("fixtures", "secrets", "corpus.json").read_text(encoding="utf-8"))
     items = [*corpus["secrets"], *corpus["tagSecrets"], corpus["split"]]
-    literals = {
-        f"overfit-{i}": item.get("sensitive", item["value"]) for i, item in enumerate(items)
-    }
+    literals = {f"overfit-{i}": item.get("sensitive", item["value"]) for i, item in enumerate(items)}
     return literals

@@ -18,9 +18,7 @@ def create_engine(database_url: str) -> sa.Engine:
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url.removeprefix("postgresql://")
     if database_url.startswith("sqlite"):
-        engine = sa.create_engine(
-            database_url, connect_args={"timeout": 30, "check_same_thread": False}
-        )
+        engine = sa.create_engine(database_url, connect_args={"timeout": 30, "check_same_thread": False})
 
         @sa.event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]

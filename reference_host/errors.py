@@ -17,9 +17,7 @@ from reference_host.faults import Faults
 
 
 class ApiError(Exception):
-    def __init__(
-        self, status: int, code: str, message: str, details: dict[str, Any] | None = None
-    ) -> None:
+    def __init__(self, status: int, code: str, message: str, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
@@ -27,9 +25,7 @@ class ApiError(Exception):
         self.details = details
 
 
-def envelope(
-    code: str, message: str, details: dict[str, Any] | None, faults: Faults
-) -> dict[str, Any]:
+def envelope(code: str, message: str, details: dict[str, Any] | None, faults: Faults) -> dict[str, Any]:
     if "nested-error-envelope" in faults:
         return {"error": {"code": code, "message": message}}
     body: dict[str, Any] = {"error": code, "message": message}
@@ -50,9 +46,7 @@ _HTTP_CODES = {
 
 
 def install_error_handlers(app: FastAPI, faults: Faults) -> None:
-    def respond(
-        status: int, code: str, message: str, details: dict[str, Any] | None = None
-    ) -> JSONResponse:
+    def respond(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
         return JSONResponse(envelope(code, message, details, faults), status_code=status)
 
     @app.exception_handler(ApiError)

@@ -15,9 +15,7 @@ from dataclasses import dataclass
 class Fault:
     name: str
     requirement: str
-    expected: (
-        str  # the outcome the suite must report for `requirement`: FAIL, WARN, UNSUPPORTED, BLOCKED
-    )
+    expected: str  # the outcome the suite must report for `requirement`: FAIL, WARN, UNSUPPORTED, BLOCKED
     description: str
 
 
@@ -62,9 +60,7 @@ FAULTS: dict[str, Fault] = {
             "FAIL",
             "seam answers type 'memory.compaction'",
         ),
-        Fault(
-            "event-schema-invalid", "rfc0012.B.event-schema", "FAIL", "byteSize sent as a string"
-        ),
+        Fault("event-schema-invalid", "rfc0012.B.event-schema", "FAIL", "byteSize sent as a string"),
         Fault(
             "event-wrong-memoryref",
             "rfc0012.B.memoryRef-matches",
@@ -108,9 +104,7 @@ FAULTS: dict[str, Fault] = {
             "FAIL",
             "event trigger client-requested",
         ),
-        Fault(
-            "event-not-logged", "rfc0012.B.event-logged", "FAIL", "event echoed but never recorded"
-        ),
+        Fault("event-not-logged", "rfc0012.B.event-logged", "FAIL", "event echoed but never recorded"),
         Fault(
             "output-not-persisted",
             "rfc0012.B.outputId-readable",
@@ -153,9 +147,7 @@ FAULTS: dict[str, Fault] = {
             "FAIL",
             "secrets deleted instead of marked",
         ),
-        Fault(
-            "empty-output", "rfc0012.D.prose-survives", "FAIL", "output replaced by a single marker"
-        ),
+        Fault("empty-output", "rfc0012.D.prose-survives", "FAIL", "output replaced by a single marker"),
         Fault(
             "form-leaks-kept",
             "rfc0012.D.form-leaks-recanonicalized",

@@ -6,12 +6,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-MemoryRef = Annotated[
-    str, StringConstraints(min_length=1, max_length=1500, pattern=r"^[^\x00-\x1f]+$")
-]
-EntryId = Annotated[
-    str, StringConstraints(min_length=1, max_length=1500, pattern=r"^[^\x00-\x1f]+$")
-]
+MemoryRef = Annotated[str, StringConstraints(min_length=1, max_length=1500, pattern=r"^[^\x00-\x1f]+$")]
+EntryId = Annotated[str, StringConstraints(min_length=1, max_length=1500, pattern=r"^[^\x00-\x1f]+$")]
 Tag = Annotated[str, StringConstraints(max_length=256)]
 
 
@@ -39,9 +35,7 @@ class CompactRequest(BaseModel):
 
 
 class SecretRequest(_Strict):
-    secretId: Annotated[
-        str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")
-    ]
+    secretId: Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[A-Za-z0-9._:-]+$")]
     value: Annotated[str, StringConstraints(min_length=8, max_length=4096)]
 
 

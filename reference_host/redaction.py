@@ -106,9 +106,7 @@ _ASSIGNED_KEYS = (
 )
 
 
-def _shape(
-    kind: str, pattern: str, flags: int = 0, accept: Callable[[str], bool] | None = None
-) -> Shape:
+def _shape(kind: str, pattern: str, flags: int = 0, accept: Callable[[str], bool] | None = None) -> Shape:
     return Shape(kind, re.compile(pattern, flags), accept)
 
 
@@ -254,9 +252,7 @@ class Redactor:
         sid = self._by_folded.get(matched.casefold())
         if sid is None:
             sid = next(
-                k
-                for v, k in self._by_folded.items()
-                if re.fullmatch(re.escape(v), matched, re.IGNORECASE)
+                k for v, k in self._by_folded.items() if re.fullmatch(re.escape(v), matched, re.IGNORECASE)
             )
         return sid
 

@@ -32,9 +32,7 @@ def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) 
     sock.bind((host, port))
     sock.listen(128)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="reference-host"
     )

@@ -87,9 +87,7 @@ class MemoryStore:
 
     # -- entries -----------------------------------------------------------------------------
 
-    def plant(
-        self, tenant: str, memory_ref: str, entries: Sequence[NewEntry], now: datetime
-    ) -> list[str]:
+    def plant(self, tenant: str, memory_ref: str, entries: Sequence[NewEntry], now: datetime) -> list[str]:
         """Insert entries atomically: all of them or none (duplicates abort the whole batch)."""
         stamp = to_wire(now)
         with self.engine.begin() as conn:
@@ -194,11 +192,7 @@ class MemoryStore:
         if not found:
             return None
         entry = found[0]
-        if (
-            not include_expired
-            and entry.expires_at is not None
-            and entry.expires_at <= to_wire(now)
-        ):
+        if not include_expired and entry.expires_at is not None and entry.expires_at <= to_wire(now):
             return None
         return entry
 
@@ -208,9 +202,7 @@ class MemoryStore:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
             for t in conn.execute(
-                sa.select(memory_tags)
-                .where(memory_tags.c.row_id.in_(chunk))
-                .order_by(memory_tags.c.position)
+                sa.select(memory_tags).where(memory_tags.c.row_id.in_(chunk)).order_by(memory_tags.c.position)
             ):
                 tags[t.row_id].append(t.tag)
         return [
@@ -228,9 +220,7 @@ class MemoryStore:
 
     def count_rows(self) -> int:
         with self.engine.connect() as conn:
-            return int(
-                conn.execute(sa.select(sa.func.count()).select_from(memory_entries)).scalar_one()
-            )
+            return int(conn.execute(sa.select(sa.func.count()).select_from(memory_entries)).scalar_one())
 
     # -- compaction ----------------------------------------------------------------------------
 
@@ -277,9 +267,7 @@ class MemoryStore:
                 )
             )
             if write.event_payload is not None:
-                self._append_event(
-                    conn, write.tenant, "memory.compacted", write.event_payload, stamp
-                )
+                self._append_event(conn, write.tenant, "memory.compacted", write.event_payload, stamp)
 
     def lineage_sources(self, tenant: str, memory_ref: str, output_id: str) -> list[str]:
         """Source ids linked to a compacted output (the `compaction_source` relations)."""

@@ -201,9 +201,7 @@ def run_suite(tmp_path: Path) -> Callable[..., SuiteRun]:
                 host.token_b,
             ]
         command += list(args)
-        child_env = {
-            k: v for k, v in os.environ.items() if not k.startswith(("OPENWOP_", "PYTEST_"))
-        }
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENWOP_", "PYTEST_"))}
         child_env.update(env or {})
         done = subprocess.run(
             command, cwd=workdir, capture_output=True, text=True, timeout=timeout, env=child_env
@@ -223,7 +221,5 @@ def scenario_files_for(requirement_id: str) -> list[str]:
 
     quoted = f'"{requirement_id}"'
     return sorted(
-        str(p)
-        for p in scenarios_dir().rglob("test_*.py")
-        if quoted in p.read_text(encoding="utf-8")
+        str(p) for p in scenarios_dir().rglob("test_*.py") if quoted in p.read_text(encoding="utf-8")
     )

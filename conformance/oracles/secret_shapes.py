@@ -38,8 +38,7 @@ class _Body:
         self._count += 1
         stream = hashlib.shake_256(self._seed + self._count.to_bytes(4, "big")).digest(2 * n)
         return "".join(
-            alphabet[int.from_bytes(stream[2 * i : 2 * i + 2], "big") % len(alphabet)]
-            for i in range(n)
+            alphabet[int.from_bytes(stream[2 * i : 2 * i + 2], "big") % len(alphabet)] for i in range(n)
         )
 
     def digits(self, n: int) -> str:

@@ -138,9 +138,7 @@ class _Masker:
         ordered = sorted(self._secrets.items(), key=lambda kv: len(kv[1]), reverse=True)
         self._ids = {s.casefold(): sid for sid, s in ordered}
         self._pattern = (
-            re.compile("|".join(re.escape(s) for _, s in ordered), re.IGNORECASE)
-            if ordered
-            else None
+            re.compile("|".join(re.escape(s) for _, s in ordered), re.IGNORECASE) if ordered else None
         )
         self._width = max((len(s) for s in self._secrets.values()), default=0)
 
@@ -168,9 +166,7 @@ class _Masker:
 # -- the oracle ---------------------------------------------------------------------------------
 
 
-def find_leaks(
-    text: str, secrets: Mapping[str, str], *, allow_whitespace_split: bool = False
-) -> list[Leak]:
+def find_leaks(text: str, secrets: Mapping[str, str], *, allow_whitespace_split: bool = False) -> list[Leak]:
     """Every (secret, form) pair for which `text` still carries the secret.
 
     `allow_whitespace_split` also reports a secret that only appears once whitespace is removed:

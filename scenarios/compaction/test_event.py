@@ -62,8 +62,7 @@ def test_memory_compacted_event(ctx):
     )
     ctx.check(
         "rfc0012.B.sourceIds-unique",
-        listed is not None
-        and len(listed) == len(set(map(str, listed))) == payload.get("sourceCount"),
+        listed is not None and len(listed) == len(set(map(str, listed))) == payload.get("sourceCount"),
         {"sourceIds": listed, "sourceCount": payload.get("sourceCount")},
         note="no duplicate ids; len(sourceIds) == sourceCount",
     )
@@ -75,9 +74,7 @@ def test_memory_compacted_event(ctx):
     )
     content = result.output_content
     if content is None:
-        ctx.block(
-            "rfc0012.B.byteSize-matches", "the seam answer carries no outputContent to measure"
-        )
+        ctx.block("rfc0012.B.byteSize-matches", "the seam answer carries no outputContent to measure")
     else:
         ctx.check(
             "rfc0012.B.byteSize-matches",
@@ -97,9 +94,7 @@ def test_memory_compacted_event(ctx):
     )
     logged = seams.events("memory.compacted")
     if logged is None:
-        ctx.block(
-            "rfc0012.B.event-logged", "the host offers no event log (GET /v1/host/events → 404)"
-        )
+        ctx.block("rfc0012.B.event-logged", "the host offers no event log (GET /v1/host/events → 404)")
         return
     mine = [
         e
@@ -108,9 +103,7 @@ def test_memory_compacted_event(ctx):
     ]
     ctx.check(
         "rfc0012.B.event-logged",
-        len(mine) == 1
-        and mine[0].get("type") == "memory.compacted"
-        and mine[0]["payload"] == payload,
+        len(mine) == 1 and mine[0].get("type") == "memory.compacted" and mine[0]["payload"] == payload,
         {"matching": mine[:2], "echoed": payload},
         note="exactly one logged memory.compacted event for this run, with the echoed payload",
     )

@@ -34,9 +34,7 @@ def test_provenance_tag(ctx):
     first = _compact_once(ctx, seams, "tag-a")
     if first.surface_absent or first.entry is None:
         reason = (
-            "no read surface"
-            if first.surface_absent
-            else f"output entry not readable ({first.evidence})"
+            "no read surface" if first.surface_absent else f"output entry not readable ({first.evidence})"
         )
         for rid in (
             "rfc0012.C.provenance-tag-present",
@@ -64,9 +62,7 @@ def test_provenance_tag(ctx):
     )
     second = _compact_once(ctx, seams, "tag-b")
     other = [
-        t
-        for t in ((second.entry or {}).get("tags") or [])
-        if isinstance(t, str) and t.startswith(TAG_PREFIX)
+        t for t in ((second.entry or {}).get("tags") or []) if isinstance(t, str) and t.startswith(TAG_PREFIX)
     ]
     ctx.check(
         "rfc0012.C.provenance-tag-per-run",

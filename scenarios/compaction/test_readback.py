@@ -100,8 +100,7 @@ def test_output_readable_and_expired_sources_excluded(ctx):
         return
     ctx.check(
         "rfc0012.B.output-content-matches",
-        read.entry.get("content") == result.output_content
-        and read.entry.get("id") == result.output_id,
+        read.entry.get("content") == result.output_content and read.entry.get("id") == result.output_id,
         {"echoed": result.output_content[:200], "readBack": str(read.entry.get("content"))[:200]},
         note="read-back content equals the echoed outputContent",
     )

@@ -16,9 +16,7 @@ def _compact_n(ctx, seams, n):
     return ids, Compaction(seams.compact(ref))
 
 
-@pytest.mark.requirement(
-    "rfc0012.B.sourceIds-omitted-only-above-100", "rfc0012.B.sourceIds-exhaustive"
-)
+@pytest.mark.requirement("rfc0012.B.sourceIds-omitted-only-above-100", "rfc0012.B.sourceIds-exhaustive")
 def test_source_ids_present_at_100(ctx):
     seams, block = ctx.compaction()
     if isinstance(block.get("maxInputEntries"), int) and block["maxInputEntries"] < 101:
@@ -48,9 +46,7 @@ def test_source_ids_present_at_100(ctx):
 def test_source_ids_above_100_exhaustive_when_present(ctx):
     seams, block = ctx.compaction()
     if isinstance(block.get("maxInputEntries"), int) and block["maxInputEntries"] < 101:
-        ctx.block(
-            "rfc0012.B.sourceIds-exhaustive", f"maxInputEntries {block['maxInputEntries']} < 101"
-        )
+        ctx.block("rfc0012.B.sourceIds-exhaustive", f"maxInputEntries {block['maxInputEntries']} < 101")
         ctx.block("rfc0012.B.sourceIds-unique", f"maxInputEntries {block['maxInputEntries']} < 101")
         return
     ids, result = _compact_n(ctx, seams, 101)

@@ -23,18 +23,14 @@ def _plan(ctx, corpus):
         entries.append(entry(ctx.unique_id(f"prose-{n}"), prose))
     for n, secret in enumerate(corpus.secrets):
         framed[secret.id] = FRAME.format(n=n)
-        entries.append(
-            entry(ctx.unique_id(f"secret-{n}"), f"{FRAME.format(n=n)}{secret.value} yesterday.")
-        )
+        entries.append(entry(ctx.unique_id(f"secret-{n}"), f"{FRAME.format(n=n)}{secret.value} yesterday."))
     for n, leak in enumerate(corpus.form_leaks):
         entries.append(
             entry(ctx.unique_id(f"form-{n}"), f"User confirmed: {leak.value} during the incident.")
         )
     split = corpus.split
     entries.append(entry(ctx.unique_id("split-head"), f"Rotation log continues: {split.head}"))
-    entries.append(
-        entry(ctx.unique_id("split-tail"), f"{split.tail} was the value before rotation.")
-    )
+    entries.append(entry(ctx.unique_id("split-tail"), f"{split.tail} was the value before rotation."))
     for n, secret in enumerate(corpus.tag_secrets):
         entries.append(
             entry(
@@ -78,9 +74,7 @@ def test_sr1_carried_forward_through_compaction(ctx):
     read = read_output(seams, ref, result.output_id)
     stored = read.entry
     logged = seams.events("memory.compacted")
-    mine = [
-        e for e in (logged or []) if (e.get("payload") or {}).get("outputId") == result.output_id
-    ]
+    mine = [e for e in (logged or []) if (e.get("payload") or {}).get("outputId") == result.output_id]
 
     plain = {s.id: s.sensitive for s in corpus.secrets}
     tag_secrets = {s.id: s.sensitive for s in corpus.tag_secrets}
@@ -97,9 +91,7 @@ def test_sr1_carried_forward_through_compaction(ctx):
         )
 
     if stored is None:
-        reason = (
-            "no read surface" if read.surface_absent else f"output not readable: {read.evidence}"
-        )
+        reason = "no read surface" if read.surface_absent else f"output not readable: {read.evidence}"
         ctx.block("rfc0012.D.no-secret-readback", reason)
     else:
         stored_text = json.dumps(stored, ensure_ascii=False)
@@ -123,8 +115,7 @@ def test_sr1_carried_forward_through_compaction(ctx):
         in_place = [
             sid
             for sid, frame in framed.items()
-            if frame in text
-            and "[REDACTED:" not in text.split(frame, 1)[1].split(" yesterday.", 1)[0]
+            if frame in text and "[REDACTED:" not in text.split(frame, 1)[1].split(" yesterday.", 1)[0]
         ]
         ctx.check(
             "rfc0012.D.markers-present",
@@ -146,9 +137,7 @@ def test_sr1_carried_forward_through_compaction(ctx):
             {"formLeaks": forms},
             note=f"{label}: no [BYOK:…] or <REDACTED:…>",
         )
-        split_leaks = find_leaks(
-            text, {corpus.split.id: corpus.split.value}, allow_whitespace_split=True
-        )
+        split_leaks = find_leaks(text, {corpus.split.id: corpus.split.value}, allow_whitespace_split=True)
         ctx.check(
             "rfc0012.D.split-secret",
             not split_leaks,

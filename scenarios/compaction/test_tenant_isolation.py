@@ -43,9 +43,7 @@ def test_tenants_do_not_see_each_other(ctx):
 
     # Compaction: B seeds its own entries on the same ref; its compaction must not pull A's.
     b_ids = [ctx.unique_id("tenant-b-1"), ctx.unique_id("tenant-b-2")]
-    seams_b.seed(
-        ref, [entry(b_ids[0], "Tenant B note one."), entry(b_ids[1], "Tenant B note two.")]
-    )
+    seams_b.seed(ref, [entry(b_ids[0], "Tenant B note one."), entry(b_ids[1], "Tenant B note two.")])
     result_b = Compaction(seams_b.compact(ref))
     ctx.check(
         "rfc0012.E.tenant-compaction-isolated",

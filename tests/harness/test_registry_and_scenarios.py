@@ -18,13 +18,14 @@ def _scenario_ids() -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         ids: set[str] = set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                if node.func.attr in ("requirement", "check", "check_schema", "block") and node.args:
-                    first = node.args[0]
-                    if node.func.attr == "requirement":
-                        ids.update(a.value for a in node.args if isinstance(a, ast.Constant))
-                    elif isinstance(first, ast.Constant) and isinstance(first.value, str):
-                        ids.add(first.value)
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args):
+                continue
+            if node.func.attr == "requirement":
+                ids.update(a.value for a in node.args if isinstance(a, ast.Constant))
+            elif node.func.attr in ("check", "check_schema", "block"):
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    ids.add(first.value)
         found[path.name] = ids
     return found
 
@@ -43,7 +44,9 @@ def test_scenarios_cite_only_registered_ids():
 
 def test_every_testable_must_has_a_scenario():
     cited = set().union(*_scenario_ids().values())
-    missing = [r.id for r in registry().values() if r.level == "MUST" and not r.untestable and r.id not in cited]
+    missing = [
+        r.id for r in registry().values() if r.level == "MUST" and not r.untestable and r.id not in cited
+    ]
     assert not missing
 
 

@@ -137,8 +137,7 @@ def test_compaction_rejects_unknown_property_and_bad_trigger():
     bad = {"supported": True, "compaction": {"supported": True, "trigger": "sometimes"}}
     problems = schemas.validate("capabilities#/properties/memory", bad)
     assert problems == [
-        "$.compaction.trigger: 'sometimes' is not one of "
-        "['host-managed', 'client-requested', 'both']"
+        "$.compaction.trigger: 'sometimes' is not one of ['host-managed', 'client-requested', 'both']"
     ]
 
 
@@ -228,12 +227,8 @@ def test_refs_inside_pointed_subschemas_resolve_against_their_document():
     # cross-file relative `$ref`s: orchestrator-decision and ./prompt-kind
     decided = {"agentId": "agent-1", "decision": {"kind": "bogus"}}
     assert schemas.validate("run-event-payloads#/$defs/runOrchestratorDecided", decided)
-    kinds = schemas.validate(
-        "capabilities#/properties/prompts", {"supported": True, "templateKinds": ["x"]}
-    )
-    assert kinds == [
-        "$.templateKinds[0]: 'x' is not one of ['system', 'user', 'few-shot', 'schema-hint']"
-    ]
+    kinds = schemas.validate("capabilities#/properties/prompts", {"supported": True, "templateKinds": ["x"]})
+    assert kinds == ["$.templateKinds[0]: 'x' is not one of ['system', 'user', 'few-shot', 'schema-hint']"]
 
 
 def test_names_pointers_and_caching():

@@ -58,9 +58,7 @@ ENCODED = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("form", "text"), ENCODED, ids=[f"{f}-{i}" for i, (f, _) in enumerate(ENCODED)]
-)
+@pytest.mark.parametrize(("form", "text"), ENCODED, ids=[f"{f}-{i}" for i, (f, _) in enumerate(ENCODED)])
 def test_detects_each_encoded_form(form: str, text: str) -> None:
     forms = _forms(text, {AWS.id: SECRET})
     assert form in forms, forms

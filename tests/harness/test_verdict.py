@@ -54,10 +54,7 @@ def test_gates_apply_only_to_unchecked_requirements():
 
 
 def test_unsupported_and_error_propagate():
-    assert (
-        resolve(Verdict((MUST,)), stop=Unsupported("not advertised"))[MUST].outcome
-        is Outcome.UNSUPPORTED
-    )
+    assert resolve(Verdict((MUST,)), stop=Unsupported("not advertised"))[MUST].outcome is Outcome.UNSUPPORTED
     assert resolve(Verdict((MUST,)), stop=HostError("timeout"))[MUST].outcome is Outcome.ERROR
     assert resolve(Verdict((MUST,)), error="KeyError")[MUST].outcome is Outcome.ERROR
 

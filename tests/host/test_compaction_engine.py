@@ -60,9 +60,7 @@ def test_other_tenants_and_refs_are_out_of_scope(store):
     plant(store, "other", 2, tenant="t1")
     result = Compactor(store, CompactionLimits(1000, 65536), Faults()).compact("t1", "r", NOW)
     assert result.payload["sourceCount"] == 2
-    assert [e["payload"]["outputId"] for e in store.list_events("t1")] == [
-        result.payload["outputId"]
-    ]
+    assert [e["payload"]["outputId"] for e in store.list_events("t1")] == [result.payload["outputId"]]
     assert store.list_events("t2") == []
 
 
@@ -75,9 +73,7 @@ def test_source_ids_omitted_only_above_100(store):
     assert "sourceIds" not in above and above["sourceCount"] == 101
 
 
-@pytest.mark.parametrize(
-    "text", ["aé日🚀" * 50, "x" * 99 + "[REDACTED:openai-key] tail", "🚀" * 40]
-)
+@pytest.mark.parametrize("text", ["aé日🚀" * 50, "x" * 99 + "[REDACTED:openai-key] tail", "🚀" * 40])
 @pytest.mark.parametrize("cap", [1, 2, 3, 5, 17, 64, 100, 101, 102, 103])
 def test_truncate_utf8_never_splits_a_code_point_or_marker(text, cap):
     cut = truncate_utf8(text, cap)

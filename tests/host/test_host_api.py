@@ -65,9 +65,7 @@ def test_discovery_is_public_and_root_layout(host):
 )
 def test_malformed_seed_is_400_envelope_and_writes_nothing(host, raw, why):
     with client(host) as c:
-        reply = c.post(
-            "/v1/test/memory/seed", content=raw, headers={"Content-Type": "application/json"}
-        )
+        reply = c.post("/v1/test/memory/seed", content=raw, headers={"Content-Type": "application/json"})
         assert_envelope(reply, 400, "validation_error")
         assert c.get("/v1/memory/r").json() == {"entries": []}, why
 
@@ -108,11 +106,7 @@ def test_oversize_request_body_refused_before_reading(start_host):
 
 @pytest.mark.parametrize("token", ["", "Bearer", "wrong-key"])
 def test_auth_required_everywhere_but_discovery(host, token):
-    headers = (
-        {"Authorization": token}
-        if token in ("", "Bearer")
-        else {"Authorization": f"Bearer {token}"}
-    )
+    headers = {"Authorization": token} if token in ("", "Bearer") else {"Authorization": f"Bearer {token}"}
     with httpx.Client(base_url=host.url, headers=headers if token else {}, timeout=10) as c:
         for method, path in [
             ("POST", "/v1/test/memory/seed"),
@@ -144,9 +138,7 @@ def test_tenants_are_isolated_on_the_same_memory_ref(host):
             "nothing_to_compact",
         )
         assert a.post("/v1/test/memory/compact", json={"memoryRef": "shared"}).status_code == 200
-        assert all(
-            e["payload"]["memoryRef"] == "shared" for e in a.get("/v1/host/events").json()["events"]
-        )
+        assert all(e["payload"]["memoryRef"] == "shared" for e in a.get("/v1/host/events").json()["events"])
         assert b.get("/v1/host/events").json()["events"] == []
 
 
@@ -176,9 +168,7 @@ def test_memory_ref_with_slashes_round_trips_through_the_path(host):
         path = f"/v1/memory/{quote(ref, safe='')}"
         assert c.get(path).json()["entries"][0]["id"] == "id/with/slash"
         assert c.get(f"{path}/{quote('id/with/slash', safe='')}").json()["tags"] == ["t:1"]
-        assert [e["id"] for e in c.get(path, params={"tag": "t:1"}).json()["entries"]] == [
-            "id/with/slash"
-        ]
+        assert [e["id"] for e in c.get(path, params={"tag": "t:1"}).json()["entries"]] == ["id/with/slash"]
         assert c.get(path, params={"tag": "other"}).json()["entries"] == []
 
 
@@ -213,9 +203,7 @@ def test_put_route_applies_sr1_at_write_time(host):
 
 def test_secret_values_are_never_echoed(host):
     with client(host) as c:
-        reply = c.post(
-            "/v1/test/secrets", json={"secretId": "s1", "value": "do-not-echo-this-value"}
-        )
+        reply = c.post("/v1/test/secrets", json={"secretId": "s1", "value": "do-not-echo-this-value"})
         assert reply.status_code == 201 and "do-not-echo" not in reply.text
         assert_envelope(
             c.post("/v1/test/secrets", json={"secretId": "s2", "value": "short"}),

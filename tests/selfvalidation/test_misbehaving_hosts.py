@@ -61,9 +61,7 @@ def bad_host():
         sock.bind(("127.0.0.1", 0))
         sock.listen(64)
         server = uvicorn.Server(
-            uvicorn.Config(
-                _app(behaviour), log_level="error", lifespan="off", timeout_graceful_shutdown=1
-            )
+            uvicorn.Config(_app(behaviour), log_level="error", lifespan="off", timeout_graceful_shutdown=1)
         )
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()
@@ -94,9 +92,7 @@ def test_transport_trouble_is_error_not_a_hang_or_traceback(behaviour, bad_host,
     assert outcomes["discovery.document-valid"] == "PASS"
     errored = {k for k, v in outcomes.items() if v == "ERROR"}
     assert "rfc0012.B.event-schema" in errored and "rfc0012.D.no-secret-echo" in errored, outcomes
-    assert not {k for k, v in outcomes.items() if v == "FAIL"} - {"discovery.document-valid"}, (
-        outcomes
-    )
+    assert not {k for k, v in outcomes.items() if v == "FAIL"} - {"discovery.document-valid"}, outcomes
     assert "Traceback" not in run.output
     reasons = " ".join(r.get("reason") or "" for r in run.bundle["requirements"])
     expected = {"hang": "timeout", "crash": "answered 500", "html": "expected JSON"}[behaviour]
@@ -136,10 +132,18 @@ def _tattletale_app() -> Starlette:
         said = request.headers.get("authorization", "")
         if request.url.path.endswith("/compact"):
             return PlainTextResponse(f"crashed while handling {said}", status_code=500)
-        return JSONResponse({"error": "nope", "message": f"you sent {said}", "details": {"auth": said}}, status_code=422)
+        return JSONResponse(
+            {"error": "nope", "message": f"you sent {said}", "details": {"auth": said}},
+            status_code=422,
+        )
 
     methods = ["GET", "POST", "PUT", "DELETE"]
-    return Starlette(routes=[Route("/.well-known/openwop", discovery), Route("/{path:path}", echo, methods=methods)])
+    return Starlette(
+        routes=[
+            Route("/.well-known/openwop", discovery),
+            Route("/{path:path}", echo, methods=methods),
+        ]
+    )
 
 
 def test_a_host_echoing_the_token_cannot_get_it_into_any_output(run_suite, tmp_path):

@@ -38,7 +38,9 @@ def test_reference_host_passes_everything_over_host_url(start_host, run_suite, t
     import xml.etree.ElementTree as ET
 
     cases = ET.parse(junit).getroot().iter("testcase")
-    outcomes = [p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "openwop.outcome"]
+    outcomes = [
+        p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "openwop.outcome"
+    ]
     assert outcomes and set(outcomes) == {"PASS"} and len(outcomes) == len(run.bundle["tests"])
     assert run.bundle["discovery"]["memoryLayout"] == "root"
     assert len(run.bundle["discovery"]["sha256"]) == 64
