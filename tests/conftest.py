@@ -192,13 +192,11 @@ def run_suite(tmp_path: Path) -> Callable[..., SuiteRun]:
             str(report),
         ]
         if host is not None:
+            # `=` forms: a random key may start with "-" and must not parse as an option.
             command += [
-                "--host-url",
-                host.url,
-                "--host-token",
-                host.token_a,
-                "--tenant-b-token",
-                host.token_b,
+                f"--host-url={host.url}",
+                f"--host-token={host.token_a}",
+                f"--tenant-b-token={host.token_b}",
             ]
         command += list(args)
         child_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENWOP_", "PYTEST_"))}

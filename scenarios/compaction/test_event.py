@@ -2,10 +2,12 @@
 
 import pytest
 
-from conformance.compaction_checks import Compaction
+from conformance.compaction_checks import Compaction, read_output
 from conformance.seams import entry
 
 SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
+# The payload fields RFC 0012 §B defines; a logged event may carry more (the schema is open).
+DEFINED = ("memoryRef", "outputId", "sourceIds", "sourceCount", "trigger", "byteSize")
 # Non-ASCII on purpose: a host that reports characters instead of UTF-8 bytes must fail byteSize.
 CONTENTS = [
     "Café opening hours moved to 09:00 — confirmed by the owner.",
@@ -72,10 +74,12 @@ def test_memory_compacted_event(ctx):
         {"outputId": result.output_id, "seeded": seeded},
         note="outputId names a new entry",
     )
-    content = result.output_content
-    if content is None:
-        ctx.block("rfc0012.B.byteSize-matches", "the seam answer carries no outputContent to measure")
-    else:
+    read = read_output(seams, ref, result.output_id)
+    measured = {"echoed": result.output_content, "read back": (read.entry or {}).get("content")}
+    measured = {k: v for k, v in measured.items() if isinstance(v, str)}
+    if not measured:
+        ctx.block("rfc0012.B.byteSize-matches", "neither outputContent nor a read surface shows the output")
+    for label, content in measured.items():
         ctx.check(
             "rfc0012.B.byteSize-matches",
             payload.get("byteSize") == len(content.encode("utf-8")),
@@ -84,13 +88,16 @@ def test_memory_compacted_event(ctx):
                 "utf8Length": len(content.encode("utf-8")),
                 "characters": len(content),
             },
-            note="byteSize equals the UTF-8 length of the output content",
+            note=f"byteSize equals the UTF-8 length of the {label} content",
         )
+    advertised = block.get("trigger")
+    # With `both` advertised, the event names the path that actually drove this run.
+    allowed = {"host-managed", "client-requested"} if advertised == "both" else {advertised}
     ctx.check(
         "rfc0012.B.trigger-matches-advertised",
-        payload.get("trigger") == block.get("trigger"),
-        {"advertised": block.get("trigger"), "event": payload.get("trigger")},
-        note="event trigger equals the advertised trigger",
+        payload.get("trigger") in allowed,
+        {"advertised": advertised, "event": payload.get("trigger")},
+        note="event trigger matches the advertised trigger",
     )
     logged = seams.events("memory.compacted")
     if logged is None:
@@ -101,9 +108,10 @@ def test_memory_compacted_event(ctx):
         for e in logged
         if isinstance(e.get("payload"), dict) and e["payload"].get("outputId") == result.output_id
     ]
+    same = bool(mine) and all(mine[0]["payload"].get(k) == payload.get(k) for k in DEFINED)
     ctx.check(
         "rfc0012.B.event-logged",
-        len(mine) == 1 and mine[0].get("type") == "memory.compacted" and mine[0]["payload"] == payload,
+        len(mine) == 1 and mine[0].get("type") == "memory.compacted" and same,
         {"matching": mine[:2], "echoed": payload},
-        note="exactly one logged memory.compacted event for this run, with the echoed payload",
+        note="one logged memory.compacted event for this run, agreeing with the echo on every §B field",
     )

@@ -27,6 +27,14 @@ def test_oversize_sources_are_capped_cleanly(ctx):
     per_entry = min(max_out, max_entry if isinstance(max_entry, int) else max_out) // 2
     body = (unit * (per_entry // len(unit.encode("utf-8")) + 1))[: per_entry // 4]
     count = min(200, 4 + (2 * max_out) // max(1, len(body.encode("utf-8"))))
+    max_in = block.get("maxInputEntries")
+    compacted = min(count, max_in) if isinstance(max_in, int) and max_in > 0 else count
+    total = compacted * len(f"0: {body}".encode())
+    if total <= max_out:
+        reason = f"cannot exceed maxOutputBytes {max_out} with {count} entries under maxEntrySizeBytes"
+        ctx.block("rfc0012.limits.output-within-max", reason)
+        ctx.block("rfc0012.limits.output-valid-utf8", reason)
+        return
     # Four runs whose first entry is shifted by 0-3 ASCII bytes: wherever a host cuts, at least two
     # of the runs put the cut inside a multi-byte character.
     for shift in range(4):
