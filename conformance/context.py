@@ -40,7 +40,12 @@ class Scenario:
 
     def check_schema(self, requirement_id: str, schema_ref: str, instance: Any, *, note: str = "") -> bool:
         problems = schemas.validate(schema_ref, instance)
-        evidence = {"schema": schema_ref, "problems": problems[:10]}
+        source = schemas.provenance(schema_ref)
+        evidence = {
+            "schema": schema_ref,
+            "schemaSource": {k: source.get(k) for k in ("repo", "path", "commit", "sha256") if k in source},
+            "problems": problems[:10],
+        }
         return self.check(requirement_id, not problems, evidence, note=note or f"valid against {schema_ref}")
 
     def block(self, requirement_id: str, reason: str) -> None:

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
 
-from reference_host.clock import from_wire
+from reference_host.clock import from_wire, to_wire
 from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact
 from reference_host.config import HostConfig
 from reference_host.database import create_engine, upgrade
@@ -236,8 +236,6 @@ def _parse_time(text: str, field: str) -> Any:
 
 
 def _normal_time(text: str) -> str:
-    from reference_host.clock import to_wire
-
     return to_wire(from_wire(text))
 
 

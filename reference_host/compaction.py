@@ -16,7 +16,7 @@ from datetime import datetime
 
 from reference_host.faults import Faults
 from reference_host.redaction import Redactor, redact_joined
-from reference_host.store import CompactionWrite, MemoryStore, NewEntry
+from reference_host.store import CompactionWrite, Entry, MemoryStore, NewEntry
 
 SEPARATOR = "\n"
 SOURCE_IDS_LIMIT = 100  # RFC 0012 §B: sourceIds MAY be omitted only above this count
@@ -78,26 +78,15 @@ class Compactor:
         content = self._derive(tenant, [s.content for s in sources])
         tags = self._tags(run_id, [t for s in sources for t in s.tags])
         source_ids = [s.entry_id for s in sources]
-        output_id = (
-            source_ids[0] if "outputid-reuses-source" in self.faults else "mem_" + uuid.uuid4().hex[:20]
-        )
-        payload = self._payload(memory_ref, output_id, source_ids, content)
-
-        persisted = content
-        if "redact-echo-only" in self.faults:
-            persisted = SEPARATOR.join(s.content for s in sources)
-        if "output-content-mismatch" in self.faults:
-            persisted = content + " [edited after the event]"
+        output_id = "mem_" + uuid.uuid4().hex[:20]
+        reported_id = source_ids[0] if "outputid-reuses-source" in self.faults else output_id
+        payload = self._payload(memory_ref, reported_id, source_ids, content)
         self.store.write_compaction(
             CompactionWrite(
                 tenant=tenant,
                 memory_ref=memory_ref,
                 run_id=run_id,
-                output=NewEntry(
-                    entry_id=output_id + ("~" if "outputid-reuses-source" in self.faults else ""),
-                    content=persisted,
-                    tags=tags,
-                ),
+                output=NewEntry(output_id, self._persisted(content, sources), tags),
                 source_ids=source_ids,
                 trigger=self.limits.trigger,
                 event_payload=None if "event-not-logged" in self.faults else payload,
@@ -106,6 +95,14 @@ class Compactor:
             now,
         )
         return CompactionResult(payload=payload, output_content=content, output_tags=tags)
+
+    def _persisted(self, content: str, sources: list[Entry]) -> str:
+        """What is written; equal to the echoed content unless a fault mode says otherwise."""
+        if "redact-echo-only" in self.faults:
+            return SEPARATOR.join(s.content for s in sources)
+        if "output-content-mismatch" in self.faults:
+            return content + " [edited after the event]"
+        return content
 
     def _derive(self, tenant: str, parts: list[str]) -> str:
         """Join the sources and route the derived text through the SR-1 harness (RFC 0012 §D)."""
