@@ -73,6 +73,9 @@ class CompactionWrite:
     extra_events: list[tuple[str, dict[str, object]]] = field(default_factory=list)
 
 
+CHUNK = 500  # ids per IN (...) list: well under every backend's bound-parameter limit
+
+
 class DuplicateEntry(Exception):
     """An entry id already exists in this tenant and memoryRef."""
 
@@ -103,8 +106,8 @@ class MemoryStore:
         self, conn: sa.Connection, tenant: str, memory_ref: str, ids: Sequence[str]
     ) -> set[str]:
         found: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
             rows = conn.execute(
                 sa.select(memory_entries.c.entry_id).where(
                     memory_entries.c.tenant_id == tenant,
@@ -199,8 +202,8 @@ class MemoryStore:
     def _with_tags(self, conn: sa.Connection, rows: Sequence[sa.Row]) -> list[Entry]:
         tags: dict[int, list[str]] = {r.row_id: [] for r in rows}
         ids = list(tags)
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start : start + CHUNK]
             for t in conn.execute(
                 sa.select(memory_tags).where(memory_tags.c.row_id.in_(chunk)).order_by(memory_tags.c.position)
             ):
@@ -230,13 +233,13 @@ class MemoryStore:
         with self.engine.begin() as conn:
             if write.persist_output:
                 self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
-                for source_id in write.source_ids:
+                for start in range(0, len(write.source_ids), CHUNK):
                     conn.execute(
                         memory_entries.update()
                         .where(
                             memory_entries.c.tenant_id == write.tenant,
                             memory_entries.c.memory_ref == write.memory_ref,
-                            memory_entries.c.entry_id == source_id,
+                            memory_entries.c.entry_id.in_(write.source_ids[start : start + CHUNK]),
                         )
                         .values(compacted_into_id=write.output.entry_id)
                     )
