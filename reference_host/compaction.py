@@ -20,6 +20,7 @@ from reference_host.store import CompactionWrite, Entry, MemoryStore, NewEntry
 
 SEPARATOR = "\n"
 SOURCE_IDS_LIMIT = 100  # RFC 0012 §B: sourceIds MAY be omitted only above this count
+WINDOW_MARGIN = 4096  # bytes of redacted text past the cap before the window stops widening
 _UNCLOSED_MARKER = re.compile(r"\[REDACTED:[^\]]*$")
 
 
@@ -48,6 +49,16 @@ def truncate_utf8(text: str, max_bytes: int) -> str:
         return text
     cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
     return _UNCLOSED_MARKER.sub("", cut)
+
+
+def _window(parts: list[str], budget: int) -> int:
+    """How many leading parts it takes for their raw UTF-8 to exceed `budget` (plus one more)."""
+    total = 0
+    for index, part in enumerate(parts):
+        total += len(part.encode("utf-8")) + 1
+        if total > budget:
+            return min(len(parts), index + 2)
+    return len(parts)
 
 
 def _naive_truncate(text: str, max_bytes: int) -> str:
@@ -105,7 +116,27 @@ class Compactor:
         return content
 
     def _derive(self, tenant: str, parts: list[str]) -> str:
-        """Join the sources and route the derived text through the SR-1 harness (RFC 0012 §D)."""
+        """Join the sources, route the derived text through the SR-1 harness (RFC 0012 §D), cap it.
+
+        Only a leading window of sources can reach a capped output, so the harness runs over that
+        window, widened until its redacted text overflows the cap by a margin (redaction may shrink
+        text) or covers every source. Everything past the cut is dropped after redaction, so a
+        secret straddling the window's end never reaches the output either.
+        """
+        cap = self.limits.max_output_bytes
+        if "no-truncation" in self.faults:
+            return self._harness(tenant, parts)
+        take = _window(parts, 2 * cap + WINDOW_MARGIN)
+        while True:
+            content = self._harness(tenant, parts[:take])
+            if take >= len(parts) or len(content.encode("utf-8")) > cap + WINDOW_MARGIN:
+                break
+            take = min(len(parts), 2 * take)
+        if "truncate-bytes-naive" in self.faults:
+            return _naive_truncate(content, cap)
+        return truncate_utf8(content, cap)
+
+    def _harness(self, tenant: str, parts: list[str]) -> str:
         faults = self.faults
         if "no-output-redaction" in faults:
             content = SEPARATOR.join(parts)
@@ -119,12 +150,7 @@ class Compactor:
             content = re.sub(r"\[REDACTED:[^\]]*\]", "", content)
         if "empty-output" in faults:
             content = "[REDACTED:all]"
-        cap = self.limits.max_output_bytes
-        if "no-truncation" in faults:
-            return content
-        if "truncate-bytes-naive" in faults:
-            return _naive_truncate(content, cap)
-        return truncate_utf8(content, cap)
+        return content
 
     def _redactor(self, tenant: str) -> Redactor:
         faults = self.faults

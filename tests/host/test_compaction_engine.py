@@ -98,3 +98,35 @@ def test_failed_write_leaves_nothing_behind(store, monkeypatch):
     assert store.count_rows() == 3
     assert all(e.compacted_into_id is None for e in store.list_entries("t1", "r", NOW))
     assert store.list_events("t1") == []
+
+
+def test_windowed_derivation_equals_full_derivation_when_capped(store):
+    """Redacting only the window that can reach the output gives the same bytes as redacting all."""
+    from reference_host.redaction import Redactor, redact_joined
+
+    secret = "sk-proj-CANARYconformance0123456789abcdefXYZ"
+    contents = [
+        f"note {i} " + ("with " + secret if i % 7 == 0 else "plain text " * (i % 13)) for i in range(3000)
+    ]
+    store.plant("t1", "big", [NewEntry(f"b{i:05d}", c) for i, c in enumerate(contents)], NOW)
+    cap = 4096
+    result = Compactor(store, CompactionLimits(10_000, cap), Faults()).compact("t1", "big", NOW)
+    assert result.output_content == truncate_utf8(redact_joined(contents, Redactor({}), "\n"), cap)
+    assert result.payload["sourceCount"] == 3000 and secret not in result.output_content
+
+
+def test_window_widens_when_redaction_shrinks_the_text(store):
+    """PEM blocks collapse to short markers: the window must widen until the cap is really filled."""
+    pem = (
+        "-----BEGIN PRIVATE KEY-----\n"
+        + "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" * 40
+        + "\n-----END PRIVATE KEY-----"
+    )
+    contents = [pem] * 50 + [f"tail note {i}" for i in range(200)]
+    store.plant("t1", "pem", [NewEntry(f"p{i:04d}", c) for i, c in enumerate(contents)], NOW)
+    from reference_host.redaction import Redactor, redact_joined
+
+    cap = 1024
+    result = Compactor(store, CompactionLimits(10_000, cap), Faults()).compact("t1", "pem", NOW)
+    assert result.output_content == truncate_utf8(redact_joined(contents, Redactor({}), "\n"), cap)
+    assert "BEGIN PRIVATE KEY" not in result.output_content
