@@ -4,6 +4,7 @@
     python -m bench --quick            # suite x1 (+1 with --workers 2), compaction at 1k/10k
     python -m bench --only compaction  # or --only suite
     python -m bench --profile          # also profile each compaction size (a second, slower run)
+    python -m bench --pg-analyze       # PostgreSQL: ANALYZE after seeding (see bench/README.md)
 
 Nothing here asserts a speed: the output is figures for a reader to compare across commits and
 machines. It does abort if the engine did not do the measured work (e.g. compacted fewer
@@ -21,7 +22,7 @@ from typing import Any
 
 from bench import compaction_throughput, report, suite_wall_time
 from bench.databases import POSTGRES_ENV, available_backends
-from bench.machine import REPO_ROOT, describe
+from bench.machine import REPO_ROOT, describe, load_average
 
 FULL_SIZES = [1_000, 10_000, 100_000]
 QUICK_SIZES = [1_000, 10_000]
@@ -48,6 +49,16 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         metavar="SECONDS",
         help="profile a size again when its compaction takes longer than this (default 600)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgresql"),
+        help="compaction on this backend only (PostgreSQL needs " + POSTGRES_ENV + ")",
+    )
+    parser.add_argument(
+        "--pg-analyze",
+        action="store_true",
+        help="PostgreSQL: ANALYZE after seeding, so compaction never runs without statistics",
+    )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON figures file")
     return parser.parse_args(argv)
 
@@ -58,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     echo = con.print
     runs = args.runs or (1 if args.quick else 3)
     sizes = args.sizes or (QUICK_SIZES if args.quick else FULL_SIZES)
-    backends = available_backends()
+    backends = [b for b in available_backends() if args.backend in (None, b.name)]
+    if not backends:
+        con.print(f"[red]no {args.backend} backend: set {POSTGRES_ENV} to a server URL[/]")
+        return 2
     machine = describe()
     figures: dict[str, Any] = {
         "schema": "openwop-memory-bench/1",
@@ -71,9 +85,10 @@ def main(argv: list[str] | None = None) -> int:
             "backends": [b.name for b in backends],
             "seed": args.seed,
             "profile": args.profile,
+            "pgAnalyze": args.pg_analyze,
         },
     }
-    echo(report.machine_line(machine))
+    con.print(report.machine_line(machine), soft_wrap=True)
     if POSTGRES_ENV not in os.environ and args.only != "suite":
         echo(f"(PostgreSQL not measured: set {POSTGRES_ENV} to a server URL to include it)")
     started = time.perf_counter()
@@ -93,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 seed=args.seed,
                 profile=args.profile,
                 profile_threshold=args.profile_threshold,
+                analyze=args.pg_analyze,
                 echo=echo,
             )
         except compaction_throughput.BenchAborted as exc:
@@ -100,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
 
     figures["elapsedSeconds"] = time.perf_counter() - started
+    machine["loadAverageAtEnd"] = load_average()
     echo()
     if "suite" in figures:
         con.print(report.suite_table(figures["suite"]))

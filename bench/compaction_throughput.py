@@ -48,6 +48,7 @@ class CaseSpec:
     entries: int
     seed: int
     profile: bool = False
+    analyze: bool = False  # PostgreSQL: ANALYZE after seeding instead of waiting for autovacuum
 
 
 def _echo(message: str) -> None:
@@ -121,13 +122,37 @@ def _profile_summary(profiler: cProfile.Profile) -> dict[str, Any]:
         return rows
 
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).strip_dirs().sort_stats("cumulative").print_stats(
-        PROFILE_TOP
-    )
+    pstats.Stats(profiler, stream=text).strip_dirs().sort_stats("cumulative").print_stats(PROFILE_TOP)
     return {
         "byCumulative": top("cumulative"),
         "byOwnTime": top("tottime"),
         "text": text.getvalue(),
+    }
+
+
+def _postgres_statistics(engine: Any) -> dict[str, Any]:
+    """Whether PostgreSQL has analysed `memory_entries` yet, at the moment compaction starts.
+
+    A freshly seeded table has no statistics until autovacuum's ANALYZE gets to it (up to a
+    minute), and the planner's choice of index for the per-source UPDATE depends on them, so
+    this explains a PostgreSQL figure that differs between two runs.
+    """
+    import sqlalchemy as sa
+
+    with engine.connect() as conn:
+        row = conn.execute(
+            sa.text(
+                "SELECT c.reltuples, s.last_analyze, s.last_autoanalyze FROM pg_class c "
+                "LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid "
+                "WHERE c.relname = 'memory_entries'"
+            )
+        ).one()
+    analysed = row.reltuples >= 0 or row.last_analyze is not None or row.last_autoanalyze is not None
+    return {
+        "analysed": analysed,
+        "reltuples": row.reltuples,
+        "lastAnalyze": None if row.last_analyze is None else row.last_analyze.isoformat(),
+        "lastAutoanalyze": (None if row.last_autoanalyze is None else row.last_autoanalyze.isoformat()),
     }
 
 
@@ -199,6 +224,13 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
             compactor._derive = _timed(phases, "derive", compactor._derive)  # type: ignore[method-assign]
             store.write_compaction = _timed(phases, "write", store.write_compaction)  # type: ignore[method-assign]
 
+            if spec.backend.name == "postgresql":
+                if spec.analyze:
+                    import sqlalchemy as sa
+
+                    with engine.begin() as conn:
+                        conn.execute(sa.text("ANALYZE memory_entries"))
+                out["plannerStatistics"] = _postgres_statistics(engine)
             _echo(f"    {label}: compaction")
             compaction: dict[str, Any] = {}
             profiler = cProfile.Profile() if spec.profile else None
@@ -249,6 +281,7 @@ def run(
     seed: int,
     profile: bool = False,
     profile_threshold: float = 600.0,
+    analyze: bool = False,
     echo: Echo = _echo,
 ) -> dict[str, Any]:
     """Every size on every backend; a case slower than `profile_threshold` s is profiled again."""
@@ -258,7 +291,7 @@ def run(
         for n in sizes:
             echo(f"compaction: {backend.name}, {n:,} entries")
             started = time.perf_counter()
-            case = _in_fresh_process(CaseSpec(backend, n, seed))
+            case = _in_fresh_process(CaseSpec(backend, n, seed, analyze=analyze))
             cases.append(case)
             seconds = case["compaction"]["seconds"]
             echo(
@@ -268,7 +301,7 @@ def run(
             if profile or seconds > profile_threshold:
                 why = "--profile" if profile else f"compaction over {profile_threshold:.0f} s"
                 echo(f"  profiling a second run ({why})")
-                profiled = _in_fresh_process(CaseSpec(backend, n, seed, profile=True))
+                profiled = _in_fresh_process(CaseSpec(backend, n, seed, profile=True, analyze=analyze))
                 profiles.append(
                     {
                         "backend": backend.name,

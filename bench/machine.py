@@ -49,6 +49,24 @@ def _git_commit() -> str | None:
     return out.stdout.strip() or None
 
 
+def _git_modified() -> list[str] | None:
+    """Files that differ from the commit, so a figure from a dirty tree says so (no index write)."""
+    try:
+        out = subprocess.run(
+            ["git", "--no-optional-locks", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return [line[3:] for line in out.stdout.splitlines() if line.strip()]
+
+
 def _version(module: str) -> str | None:
     try:
         from importlib.metadata import version
@@ -75,4 +93,14 @@ def describe() -> dict[str, object]:
         "sqlalchemy": _version("sqlalchemy"),
         "psycopg": _version("psycopg"),
         "gitCommit": _git_commit(),
+        "gitModified": _git_modified(),
+        "loadAverage": load_average(),
     }
+
+
+def load_average() -> list[float] | None:
+    """1/5/15-minute load: other work on the machine skews every figure, so record it."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None

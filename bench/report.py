@@ -27,7 +27,8 @@ def _outcomes(totals: dict[str, int] | None) -> str:
 
 def suite_table(suite: dict[str, Any]) -> Table:
     table = Table(title="Suite wall time — embedded reference host (seconds)")
-    for col in ("mode", "runs", "min", "median", "max", "requirements", "outcomes", "exit"):
+    columns = ("mode", "runs", "min", "median", "max", "in tests", "requirements", "outcomes", "exit")
+    for col in columns:
         table.add_column(col, justify="left" if col in ("mode", "outcomes") else "right")
     for key, figures in suite.items():
         table.add_row(
@@ -36,6 +37,7 @@ def suite_table(suite: dict[str, Any]) -> Table:
             f"{figures['min']:.2f}",
             f"{figures['median']:.2f}",
             f"{figures['max']:.2f}",
+            "—" if figures["testSecondsMedian"] is None else f"{figures['testSecondsMedian']:.2f}",
             str(figures["requirements"]),
             _outcomes(figures["totals"]) + ("" if figures["totalsConsistent"] else " (varied!)"),
             ",".join(str(c) for c in figures["exitCodes"]),
@@ -60,11 +62,13 @@ def compaction_table(compaction: dict[str, Any]) -> Table:
     )
     for col in columns:
         table.add_column(col, justify="left" if col == "backend" else "right")
-    for case in compaction["cases"]:
+    cases = compaction["cases"]
+    for case in cases:
         c = case["compaction"]
         phases = c["phases"]
+        stats = case.get("plannerStatistics")
         table.add_row(
-            case["backend"],
+            case["backend"] + ("" if stats is None or stats["analysed"] else " †"),
             f"{case['entries']:,}",
             f"{case['seeding']['entriesPerSecond']:,.0f}",
             f"{c['seconds']:.2f}",
@@ -76,6 +80,8 @@ def compaction_table(compaction: dict[str, Any]) -> Table:
             _mib(c["peakRssBytes"]),
             "+" + _mib(c["peakRssGrowthBytes"]),
         )
+    if any(not (c.get("plannerStatistics") or {"analysed": True})["analysed"] for c in cases):
+        table.caption = "† PostgreSQL had no statistics on memory_entries yet (bench/README.md)"
     return table
 
 
@@ -89,7 +95,7 @@ def redaction_table(compaction: dict[str, Any]) -> Table:
         "entries /s",
         "MB /s",
         "markers / secrets",
-        "share of compact",
+        "÷ compact s",
         "peak RSS MiB",
         "(growth)",
     )
@@ -97,7 +103,7 @@ def redaction_table(compaction: dict[str, Any]) -> Table:
         table.add_column(col, justify="left" if col == "backend" else "right")
     for case in compaction["cases"]:
         r = case["redaction"]
-        share = r["seconds"] / case["compaction"]["seconds"]
+        ratio = r["seconds"] / case["compaction"]["seconds"]
         table.add_row(
             case["backend"],
             f"{case['entries']:,}",
@@ -105,9 +111,8 @@ def redaction_table(compaction: dict[str, Any]) -> Table:
             f"{r['seconds']:.2f}",
             f"{r['entriesPerSecond']:,.0f}",
             f"{r['megabytesPerSecond']:.2f}",
-            f"{r['markers']:,} / {case['corpus']['secrets']:,}"
-            + ("" if r["markersMatchSecrets"] else " !"),
-            f"{share:.0%}",
+            f"{r['markers']:,} / {case['corpus']['secrets']:,}" + ("" if r["markersMatchSecrets"] else " !"),
+            f"{ratio:.2f}",
             _mib(r["peakRssBytes"]),
             "+" + _mib(r["peakRssGrowthBytes"]),
         )
@@ -119,8 +124,14 @@ def machine_line(machine: dict[str, Any]) -> str:
         f"{machine['date']} · {machine['nproc']} cores ({machine.get('cpuModel') or '?'}) · "
         f"{machine.get('memoryMiB') or '?'} MiB · Python {machine['python']} · "
         f"SQLite {machine['sqlite']} · SQLAlchemy {machine.get('sqlalchemy')} · "
-        f"commit {machine.get('gitCommit') or '?'}"
+        f"commit {machine.get('gitCommit') or '?'}{_dirty(machine)} · "
+        f"load {machine.get('loadAverage')}"
     )
+
+
+def _dirty(machine: dict[str, Any]) -> str:
+    modified = [p for p in machine.get("gitModified") or [] if not p.startswith("bench/")]
+    return f" + {len(modified)} modified file(s) outside bench/" if modified else ""
 
 
 def write_json(path: Path, figures: dict[str, Any]) -> None:

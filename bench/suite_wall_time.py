@@ -23,6 +23,7 @@ from typing import Any
 Echo = Callable[[str], None]
 COMMAND = "openwop-memory-conformance"
 TAIL_CHARS = 2000
+SLOWEST = 3
 
 
 def _command() -> str:
@@ -47,15 +48,21 @@ def _one_run(workers: int) -> dict[str, Any]:
         if workers:
             args += ["--workers", str(workers)]
         started = time.perf_counter()
-        proc = subprocess.run(
-            args, cwd=tmp, env=_clean_env(), capture_output=True, text=True, check=False
-        )
+        proc = subprocess.run(args, cwd=tmp, env=_clean_env(), capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
         run: dict[str, Any] = {"seconds": seconds, "exitCode": proc.returncode}
         if bundle_path.exists():
             bundle = json.loads(bundle_path.read_text(encoding="utf-8"))
             run["requirements"] = len(bundle.get("requirements") or [])
-            run["tests"] = len(bundle.get("tests") or [])
+            tests = bundle.get("tests") or []
+            run["tests"] = len(tests)
+            # Time inside test bodies; the rest of the wall time is start-up (interpreter,
+            # imports, embedded host, collection) and reporting.
+            run["testSeconds"] = sum(t.get("durationSeconds") or 0.0 for t in tests)
+            run["slowestTests"] = [
+                {"nodeid": t["nodeid"], "seconds": t.get("durationSeconds")}
+                for t in sorted(tests, key=lambda t: -(t.get("durationSeconds") or 0.0))[:SLOWEST]
+            ]
             run["totals"] = bundle.get("totals") or {}
         else:
             run["error"] = "no result bundle"
@@ -75,16 +82,18 @@ def measure(runs: int, workers: int = 0, echo: Echo = print) -> dict[str, Any]:
         verdict = ", ".join(f"{v} {k}" for k, v in totals.items() if v) or run.get("error", "?")
         echo(f"  suite run {i + 1}/{runs} (workers={workers}): {run['seconds']:.2f} s — {verdict}")
     seconds = [r["seconds"] for r in results]
+    in_tests = [r["testSeconds"] for r in results if "testSeconds" in r]
     last = results[-1]
     return {
-        "command": f"{COMMAND} run --report <tmp>/b.json"
-        + (f" --workers {workers}" if workers else ""),
+        "command": f"{COMMAND} run --report <tmp>/b.json" + (f" --workers {workers}" if workers else ""),
         "workers": workers,
         "runs": runs,
         "seconds": seconds,
         "min": min(seconds),
         "median": statistics.median(seconds),
         "max": max(seconds),
+        "testSecondsMedian": statistics.median(in_tests) if in_tests else None,
+        "slowestTests": last.get("slowestTests"),
         "requirements": last.get("requirements"),
         "tests": last.get("tests"),
         "totals": last.get("totals"),

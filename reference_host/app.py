@@ -1,8 +1,9 @@
 """HTTP surface of the reference host (FastAPI).
 
 Routes: discovery; the RFC 0012 test seams (only with test seams on); the memory read surface and
-event log (documented host extensions, see docs/host-extensions.md). Every route but discovery is
-authenticated, and every store call is scoped to the caller's tenant.
+event log (documented host extensions, see docs/host-extensions.md); the RFC 0062 distillation seam,
+archives and workspace files (`routes_distillation.py`, docs/distillation.md). Every route but
+discovery is authenticated, and every store call is scoped to the caller's tenant.
 """
 
 from __future__ import annotations
@@ -10,20 +11,26 @@ from __future__ import annotations
 from typing import Annotated, Any
 from urllib.parse import unquote
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.responses import Response
 
+from reference_host.archives import ArchiveStore
 from reference_host.clock import from_wire, to_wire
 from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact
 from reference_host.config import HostConfig
 from reference_host.database import create_engine, upgrade
-from reference_host.discovery import discovery_document
+from reference_host.deps import Tenant, check_size
+from reference_host.discovery import discovery_document, tokenizer_name
+from reference_host.distillation import DistillationLimits, Distiller
 from reference_host.errors import ApiError, envelope, install_error_handlers
 from reference_host.models import CompactRequest, PutEntryRequest, SecretRequest, SeedRequest
 from reference_host.redaction import Redactor
+from reference_host.routes_distillation import mount_distillation
+from reference_host.scheduler import DistillScheduler
 from reference_host.store import DuplicateEntry, MemoryStore, NewEntry
+from reference_host.workspace import WorkspaceStore
 
 
 class _BodyLimit(BaseHTTPMiddleware):
@@ -46,24 +53,6 @@ class _BodyLimit(BaseHTTPMiddleware):
         return await call_next(request)
 
 
-def tenant_of(request: Request) -> str:
-    """The caller's tenant from its bearer key; every store call below is scoped by it."""
-    config: HostConfig = request.app.state.config
-    header = request.headers.get("authorization", "")
-    scheme, _, key = header.partition(" ")
-    if not header and "seams-unauthenticated" in config.faults:
-        return next(iter(config.api_keys.values()))
-    if scheme.lower() != "bearer" or not key.strip():
-        raise ApiError(401, "unauthenticated", "A bearer API key is required.")
-    tenant = config.api_keys.get(key.strip())
-    if tenant is None:
-        raise ApiError(401, "unauthenticated", "The API key is not recognised.")
-    return tenant
-
-
-Tenant = Annotated[str, Depends(tenant_of)]
-
-
 def create_app(config: HostConfig) -> FastAPI:
     engine = create_engine(config.database_url)
     upgrade(engine)
@@ -74,9 +63,33 @@ def create_app(config: HostConfig) -> FastAPI:
         CompactionLimits(config.max_input_entries, config.max_output_bytes),
         faults,
     )
+    archives = ArchiveStore(engine)
+    workspace = WorkspaceStore(engine, config.workspace_max_file_bytes)
+    distiller = Distiller(
+        store,
+        workspace,
+        archives,
+        DistillationLimits(
+            max_token_budget=config.max_token_budget,
+            max_input_entries=config.max_input_entries,
+            max_output_bytes=config.max_output_bytes,
+            archive_retention=config.archive_retention,
+            tokenizer_name=tokenizer_name(config),
+        ),
+        faults,
+    )
     app = FastAPI(title="OpenWOP reference host", version="0.1.0", docs_url=None, redoc_url=None)
     app.state.config = config
     app.state.store = store
+    app.state.distiller = distiller
+    app.state.archives = archives
+    app.state.workspace = workspace
+    # Created here, started and stopped by whoever runs the app (server.py): see scheduler.py.
+    app.state.scheduler = (
+        DistillScheduler(config.distill_cron, config.distill_budget, distiller, store, archives, config.clock)
+        if config.distill_cron
+        else None
+    )
     app.add_middleware(_BodyLimit, config=config)
     install_error_handlers(app, faults)
 
@@ -86,6 +99,7 @@ def create_app(config: HostConfig) -> FastAPI:
 
     if config.test_seams and "seams-missing" not in faults:
         _mount_seams(app, config, store, compactor)
+    mount_distillation(app, config, distiller, archives, workspace)
 
     @app.get("/v1/host/events")
     def event_log(
@@ -124,7 +138,7 @@ def create_app(config: HostConfig) -> FastAPI:
         memory_ref, entry_id = _memory_path(request)
         if entry_id is None:
             raise ApiError(400, "validation_error", "PUT needs /v1/memory/{memoryRef}/{id}.")
-        _check_size(config, [body.content])
+        check_size(config, [body.content])
         expires = _future_expiry(config, body.expiresAt)
         redactor = Redactor(store.secrets_for(tenant))
         entry = NewEntry(
@@ -153,7 +167,7 @@ def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor
     @app.post("/v1/test/memory/seed", status_code=201)
     def seed(tenant: Tenant, body: SeedRequest) -> dict[str, Any]:
         """Plant rows verbatim (no put-time harness), so compaction's own harness is what gets tested."""
-        _check_size(config, [e.content for e in body.entries])
+        check_size(config, [e.content for e in body.entries])
         if len(body.entries) > config.max_seed_entries:
             raise ApiError(
                 413,
@@ -208,22 +222,6 @@ def _memory_path(request: Request) -> tuple[str, str | None]:
         raise ApiError(404, "not_found", "Expected /v1/memory/{memoryRef} or /v1/memory/{memoryRef}/{id}.")
     decoded = [unquote(s, errors="strict") for s in segments]
     return decoded[0], (decoded[1] if len(decoded) == 2 else None)
-
-
-def _check_size(config: HostConfig, contents: list[str]) -> None:
-    for index, content in enumerate(contents):
-        size = len(content.encode("utf-8"))
-        if size > config.max_entry_size_bytes:
-            raise ApiError(
-                413,
-                "validation_error",
-                "Entry content exceeds maxEntrySizeBytes.",
-                {
-                    "index": index,
-                    "byteSize": size,
-                    "maxEntrySizeBytes": config.max_entry_size_bytes,
-                },
-            )
 
 
 def _parse_time(text: str, field: str) -> Any:

@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from reference_host.faults import Faults
-from reference_host.redaction import Redactor, redact_joined
+from reference_host.harness import SEPARATOR, Harness, Switches
 from reference_host.store import CompactionWrite, Entry, MemoryStore, NewEntry
 
-SEPARATOR = "\n"
 SOURCE_IDS_LIMIT = 100  # RFC 0012 §B: sourceIds MAY be omitted only above this count
 WINDOW_MARGIN = 4096  # bytes of redacted text past the cap before the window stops widening
 _UNCLOSED_MARKER = re.compile(r"\[REDACTED:[^\]]*$")
@@ -70,6 +69,13 @@ class Compactor:
         self.store = store
         self.limits = limits
         self.faults = faults
+        self.harness = Harness(store, faults)
+        self.switches = Switches(
+            redact="no-output-redaction" not in faults,
+            boundary_scan="no-boundary-scan" not in faults,
+            strip_markers="strip-secrets" in faults,
+            empty="empty-output" in faults,
+        )
 
     def compact(self, tenant: str, memory_ref: str, now: datetime) -> CompactionResult:
         scope_tenant = None if "tenant-leak-compaction" in self.faults else tenant
@@ -137,28 +143,7 @@ class Compactor:
         return truncate_utf8(content, cap)
 
     def _harness(self, tenant: str, parts: list[str]) -> str:
-        faults = self.faults
-        if "no-output-redaction" in faults:
-            content = SEPARATOR.join(parts)
-        else:
-            redactor = self._redactor(tenant)
-            if "no-boundary-scan" in faults:
-                content = redactor.redact(SEPARATOR.join(parts))
-            else:
-                content = redact_joined(parts, redactor, SEPARATOR)
-        if "strip-secrets" in faults:
-            content = re.sub(r"\[REDACTED:[^\]]*\]", "", content)
-        if "empty-output" in faults:
-            content = "[REDACTED:all]"
-        return content
-
-    def _redactor(self, tenant: str) -> Redactor:
-        faults = self.faults
-        registered = {} if "byok-registry-ignored" in faults else self.store.secrets_for(tenant)
-        if "corpus-overfit" in faults:
-            # A host tuned to pass a fixed corpus: it knows the literals, not the formats.
-            return Redactor({**registered, **_suite_corpus_literals()}, shapes=())
-        return Redactor(registered, form_leaks="form-leaks-kept" not in faults)
+        return self.harness.joined(tenant, parts, self.switches)
 
     def _tags(self, run_id: str, source_tags: list[str]) -> tuple[str, ...]:
         faults = self.faults
@@ -198,15 +183,3 @@ class Compactor:
                 listed.append(listed[0])
             payload["sourceIds"] = listed
         return payload
-
-
-def _suite_corpus_literals() -> dict[str, str]:
-    """Every literal secret of the suite's fixed corpus (for the `corpus-overfit` fault mode only)."""
-    import json
-
-    from conformance.paths import data_path
-
-    corpus = json.loads(data_path("fixtures", "secrets", "corpus.json").read_text(encoding="utf-8"))
-    items = [*corpus["secrets"], *corpus["tagSecrets"], corpus["split"]]
-    literals = {f"overfit-{i}": item.get("sensitive", item["value"]) for i, item in enumerate(items)}
-    return literals

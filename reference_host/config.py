@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from reference_host.clock import Clock, system_clock
 from reference_host.faults import Faults
@@ -22,3 +23,9 @@ class HostConfig:
     max_output_bytes: int = MAX_ENTRY_SIZE_BYTES
     max_request_bytes: int = 16 * 1024 * 1024
     max_seed_entries: int = 10_000
+    # RFC 0062 distillation and the RFC 0059 workspace it writes its index to
+    max_token_budget: int = 8000
+    archive_retention: timedelta = timedelta(days=30)  # advertised as an ISO 8601 duration (P30D)
+    workspace_max_file_bytes: int = 1024 * 1024
+    distill_cron: str | None = None  # crontab expression (UTC); None: no scheduled distillation
+    distill_budget: int | None = None  # budget of scheduled runs; None: max_token_budget

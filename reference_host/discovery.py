@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from reference_host import __version__
 from reference_host.config import HostConfig
+from reference_host.tokens import DEFAULT_TOKENIZER
 
 
 def discovery_document(config: HostConfig) -> dict[str, Any]:
@@ -29,7 +31,17 @@ def discovery_document(config: HostConfig) -> dict[str, Any]:
     }
     if "compaction-not-advertised" not in faults:
         memory["compaction"] = compaction
-    families = {"memory": memory}
+    if "distill-not-advertised" not in faults:
+        memory["distillation"] = distillation_block(config)
+    families: dict[str, Any] = {"memory": memory}
+    if "distill-index-without-workspace" not in faults:
+        families["workspace"] = {
+            "supported": True,
+            "versioned": True,
+            "maxFileBytes": config.workspace_max_file_bytes,
+        }
+    if "distill-scheduled-without-scheduling" not in faults:
+        families["scheduling"] = {"supported": True, "cron": True}
     document: dict[str, Any] = {
         "protocolVersion": "1.0.0" if "discovery-invalid" in faults else "1.0",
         "supportedEnvelopes": [],
@@ -51,3 +63,33 @@ def discovery_document(config: HostConfig) -> dict[str, Any]:
     else:
         document.update(families)
     return document
+
+
+def tokenizer_name(config: HostConfig) -> str:
+    """The advertised tokenizer (tokens are always counted with o200k_base)."""
+    return "house-tokenizer-v1" if "tokenizer-unknown" in config.faults else DEFAULT_TOKENIZER
+
+
+def iso_duration(span: timedelta) -> str:
+    """An ISO 8601 duration: `P30D` for whole days, `PT90S` otherwise."""
+    if span.total_seconds() % 86400 == 0:
+        return f"P{span.days}D"
+    return f"PT{int(span.total_seconds())}S"
+
+
+def distillation_block(config: HostConfig) -> dict[str, Any]:
+    """`memory.distillation` (RFC 0062 §A)."""
+    faults = config.faults
+    block: dict[str, Any] = {
+        "supported": True,
+        "maxTokenBudget": config.max_token_budget,
+        "scheduled": True,
+        "indexEmitted": True,
+        "tokenizerName": tokenizer_name(config),
+        "archiveRetention": iso_duration(config.archive_retention),
+    }
+    if "distill-block-invalid" in faults:
+        block["cron"] = "0 3 * * *"
+    if "distill-retention-not-duration" in faults:
+        block["archiveRetention"] = f"{config.archive_retention.days} days"
+    return block

@@ -228,6 +228,125 @@ FAULTS: dict[str, Fault] = {
         ),
         Fault("nested-error-envelope", "errors.flat-envelope", "FAIL", "{error:{code,message}}"),
         Fault("crash-on-bad-json", "errors.bad-input-4xx", "FAIL", "malformed JSON answers 500"),
+        # RFC 0062 distillation
+        Fault(
+            "distill-not-advertised", "rfc0062.A.advertised", "UNSUPPORTED", "no memory.distillation block"
+        ),
+        Fault("distill-block-invalid", "rfc0062.A.block-valid", "FAIL", "unknown key in memory.distillation"),
+        Fault(
+            "distill-retention-not-duration",
+            "rfc0062.A.archiveRetention-duration",
+            "FAIL",
+            "archiveRetention '30 days'",
+        ),
+        Fault(
+            "distill-index-without-workspace",
+            "rfc0062.A.indexEmitted-implies-workspace",
+            "FAIL",
+            "indexEmitted without a workspace family",
+        ),
+        Fault(
+            "distill-scheduled-without-scheduling",
+            "rfc0062.A.scheduled-implies-scheduling",
+            "FAIL",
+            "scheduled without a scheduling family",
+        ),
+        Fault("distill-seam-missing", "rfc0062.seam.reachable", "BLOCKED", "distill seam not mounted"),
+        Fault(
+            "budget-not-clamped",
+            "rfc0062.B2.budget-clamped",
+            "FAIL",
+            "requested budget used even above maxTokenBudget",
+        ),
+        Fault(
+            "tokens-over-budget",
+            "rfc0062.B2.tokens-within-budget",
+            "FAIL",
+            "reports tokensUsed = tokenBudget + 5",
+        ),
+        Fault(
+            "tokens-dishonest", "rfc0062.B2.tokens-honest", "FAIL", "reports a third of the real token count"
+        ),
+        Fault(
+            "tokenizer-unknown",
+            "rfc0062.B2.tokenizer-countable",
+            "WARN",
+            "advertises 'house-tokenizer-v1', counts with o200k_base",
+        ),
+        Fault(
+            "budget-never-exceeded",
+            "rfc0062.B2.budget-exceeded-error",
+            "FAIL",
+            "ignores the budget, always 200",
+        ),
+        Fault("budget-overspends", "rfc0062.B2.budget-respected", "FAIL", "succeeds up to 1.5 x the budget"),
+        Fault(
+            "budget-too-strict",
+            "rfc0062.B2.budget-sufficient-succeeds",
+            "FAIL",
+            "needs 3 x tokensUsed to succeed",
+        ),
+        Fault(
+            "budget-not-atomic",
+            "rfc0062.B2.atomic",
+            "FAIL",
+            "commits archive, index and events, then answers 422",
+        ),
+        Fault("checksum-random", "rfc0062.B4.stable", "FAIL", "a random checksum per run"),
+        Fault("checksum-constant", "rfc0062.B4.distinct", "FAIL", "the same checksum for every archive"),
+        Fault("checksum-uppercase", "rfc0062.B4.checksum-format", "FAIL", "uppercase hex checksum"),
+        Fault("archive-not-stored", "rfc0062.B4.addressable", "FAIL", "archive never stored, route 404s"),
+        Fault(
+            "archive-checksum-mismatch",
+            "rfc0062.B4.hashes-to-checksum",
+            "FAIL",
+            "checksum over json.dumps, not RFC 8785",
+        ),
+        Fault("index-wrong-count", "rfc0062.B5.index-matches", "FAIL", "index entryCount one too high"),
+        Fault("index-invalid", "rfc0062.B5.index-valid", "FAIL", "extra 'preview' key per index entry"),
+        Fault("index-not-readable", "rfc0062.B5.index-readable", "FAIL", "workspace GET 404s"),
+        Fault(
+            "index-version-constant",
+            "rfc0062.B5.index-version-bumped",
+            "FAIL",
+            "index rewritten at version 1",
+        ),
+        Fault("index-no-event", "rfc0062.B5.workspace-updated-emitted", "FAIL", "no workspace.updated event"),
+        Fault(
+            "index-carries-text",
+            "rfc0062.B5.index-content-free",
+            "FAIL",
+            "index entries carry the first source's text",
+        ),
+        Fault("distill-no-redaction", "rfc0062.B3.no-secret", "FAIL", "distillation skips the harness"),
+        Fault("distill-canary-leak", "rfc0062.B3.canary", "FAIL", "the canary source is never scrubbed"),
+        Fault(
+            "distill-strip-secrets", "rfc0062.B3.markers-present", "FAIL", "secrets deleted instead of marked"
+        ),
+        Fault(
+            "distill-empty", "rfc0062.B3.prose-survives", "FAIL", "every source replaced by a single marker"
+        ),
+        Fault(
+            "distill-no-boundary-scan",
+            "rfc0062.B3.split-secret",
+            "FAIL",
+            "secrets split across sources not caught",
+        ),
+        Fault(
+            "distill-event-partial",
+            "rfc0062.B6.event-valid",
+            "FAIL",
+            "answer event is {type, distillation} only",
+        ),
+        Fault(
+            "distill-event-not-logged", "rfc0062.B6.event-logged", "FAIL", "event answered but never logged"
+        ),
+        Fault(
+            "distill-tenant-leak",
+            "rfc0062.C.archive-tenant-isolated",
+            "FAIL",
+            "archive GET ignores the tenant",
+        ),
     )
 }
 

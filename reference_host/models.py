@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 MemoryRef = Annotated[str, StringConstraints(min_length=1, max_length=1500, pattern=r"^[^\x00-\x1f]+$")]
 EntryId = Annotated[str, StringConstraints(min_length=1, max_length=1500, pattern=r"^[^\x00-\x1f]+$")]
@@ -43,3 +43,36 @@ class PutEntryRequest(_Strict):
     content: str
     tags: list[Tag] = Field(default_factory=list, max_length=64)
     expiresAt: str | None = None
+
+
+def _encodable(text: str) -> str:
+    """Reject lone surrogates (`"\\ud800"` is valid JSON but no UTF-8 string), so they 400, not 500."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("string is not valid Unicode (lone surrogate)") from None
+    return text
+
+
+Text = Annotated[str, AfterValidator(_encodable)]
+MAX_DISTILL_SOURCES = 1000
+MAX_TOKEN_BUDGET_REQUEST = 2**53 - 1  # JSON's safe integer range (RFC 8785 refuses larger ones)
+
+
+class DistillSource(_Strict):
+    content: Text
+
+
+class DistillBody(_Strict):
+    """RFC 0062 seam request: `{memoryRef, tokenBudget?, sources?, indexEmitted?, includeSecretCanary?}`."""
+
+    memoryRef: Annotated[MemoryRef, AfterValidator(_encodable)]
+    tokenBudget: Annotated[int, Field(ge=1, le=MAX_TOKEN_BUDGET_REQUEST)] | None = None
+    sources: Annotated[list[Text | DistillSource], Field(max_length=MAX_DISTILL_SOURCES)] | None = None
+    indexEmitted: bool | None = None
+    includeSecretCanary: bool = False
+
+    def source_texts(self) -> list[str] | None:
+        if self.sources is None:
+            return None
+        return [s if isinstance(s, str) else s.content for s in self.sources]

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = ["SHAPES", "Finding", "Redactor", "Shape", "looks_random", "redact_joined"]
+__all__ = ["SHAPES", "Finding", "Redactor", "Shape", "looks_random", "redact_joined", "redact_parts"]
 
 MIN_REGISTERED_LENGTH = 8
 _MAX_LABEL = 64
@@ -393,13 +393,44 @@ def redact_joined(parts: Sequence[str], redactor: Redactor, separator: str = "\n
     return redactor.redact(separator.join(parts))
 
 
-def _cut_straddling(parts: list[str], redactor: Redactor) -> list[str]:
+REDACT_PARTS_ROUNDS = 4
+
+
+def redact_parts(parts: Sequence[str], redactor: Redactor, separator: str = "\n") -> list[str]:
+    """Redact sources one by one so that no secret survives in them alone, glued, or joined.
+
+    The distillation archive keeps its sources as a list, so `redact_joined`'s single string is
+    not enough: each part is redacted, and secrets straddling a boundary (parts glued together,
+    or joined with `separator`) are cut as in `redact_joined`. Rounds repeat until a round changes
+    nothing and the joined text is redaction-stable. Should that not happen within a few rounds
+    (a form leak opened in one part and closed in the next, say), the parts are merged into one
+    redacted part: the list loses its boundaries rather than keep a secret.
+    """
+    parts = list(parts)
+    for _ in range(REDACT_PARTS_ROUNDS):
+        before = parts
+        if len(parts) > 1:
+            parts = _cut_straddling(parts, redactor)
+            if separator:
+                parts = _cut_straddling(parts, redactor, separator)
+        parts = [redactor.redact(p) for p in parts]
+        if parts == before:
+            joined = separator.join(parts)
+            if len(parts) <= 1 or redactor.redact(joined) == joined:
+                return parts
+            break
+    return [redactor.redact(separator.join(parts))]
+
+
+def _cut_straddling(parts: list[str], redactor: Redactor, separator: str = "") -> list[str]:
+    """Cut matches found in the parts joined by `separator` that span more than one part."""
+    parts = list(parts)
     starts: list[int] = []
     offset = 0
     for part in parts:
         starts.append(offset)
-        offset += len(part)
-    glued = "".join(parts)
+        offset += len(part) + len(separator)
+    glued = separator.join(parts)
     alone: dict[int, list[Finding]] = {}
 
     def covered(index: int, lo: int, hi: int) -> bool:
@@ -413,8 +444,8 @@ def _cut_straddling(parts: list[str], redactor: Redactor) -> list[str]:
         last = bisect_right(starts, f.end - 1) - 1
         if first == last:
             continue
-        head_lo = f.start - starts[first]
-        tail_hi = f.end - starts[last]
+        head_lo = min(f.start - starts[first], len(parts[first]))  # a match may start in a separator
+        tail_hi = min(f.end - starts[last], len(parts[last]))
         if last == first + 1:
             head, tail = parts[first][head_lo:], parts[last][:tail_hi]
             head_alone = covered(first, head_lo, len(parts[first]))

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 
 import uvicorn
+from fastapi import FastAPI
 
 from reference_host.app import create_app
 from reference_host.config import HostConfig
@@ -18,10 +19,26 @@ class RunningHost:
     url: str
     server: uvicorn.Server
     thread: threading.Thread
+    app: FastAPI | None = None
 
     def stop(self, timeout: float = 10.0) -> None:
         self.server.should_exit = True
         self.thread.join(timeout)
+        if self.app is not None:
+            stop_background(self.app)
+
+
+def start_background(app: FastAPI) -> None:
+    """Start the app's background work: the distillation schedule, when one is configured."""
+    scheduler = getattr(app.state, "scheduler", None)
+    if scheduler is not None:
+        scheduler.start()
+
+
+def stop_background(app: FastAPI) -> None:
+    scheduler = getattr(app.state, "scheduler", None)
+    if scheduler is not None:
+        scheduler.stop()
 
 
 def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) -> RunningHost:
@@ -42,8 +59,14 @@ def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) 
         if not thread.is_alive() or time.monotonic() > deadline:
             raise RuntimeError("the reference host did not start")
         time.sleep(0.01)
-    return RunningHost(url=f"http://{host}:{bound_port}", server=server, thread=thread)
+    start_background(app)
+    return RunningHost(url=f"http://{host}:{bound_port}", server=server, thread=thread, app=app)
 
 
 def serve_forever(config: HostConfig, host: str, port: int) -> None:
-    uvicorn.run(create_app(config), host=host, port=port, log_level="info", lifespan="off")
+    app = create_app(config)
+    start_background(app)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="info", lifespan="off")
+    finally:
+        stop_background(app)

@@ -71,8 +71,10 @@ class CompactionWrite:
     event_payload: dict[str, object] | None
     persist_output: bool = True
     extra_events: list[tuple[str, dict[str, object]]] = field(default_factory=list)
+    source_count: int | None = None  # when not every source is a memory entry (distillation)
 
 
+DISTILLED_TAG = "distilled"  # tag of a distillation's output entry (RFC 0062)
 CHUNK = 500  # ids per IN (...) list: well under every backend's bound-parameter limit
 
 
@@ -229,48 +231,93 @@ class MemoryStore:
 
     def write_compaction(self, write: CompactionWrite, now: datetime) -> None:
         """Persist output, lineage, run record and events in one transaction (all or nothing)."""
-        stamp = to_wire(now)
         with self.engine.begin() as conn:
-            if write.persist_output:
-                self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
-                for start in range(0, len(write.source_ids), CHUNK):
-                    conn.execute(
-                        memory_entries.update()
-                        .where(
-                            memory_entries.c.tenant_id == write.tenant,
-                            memory_entries.c.memory_ref == write.memory_ref,
-                            memory_entries.c.entry_id.in_(write.source_ids[start : start + CHUNK]),
-                        )
-                        .values(compacted_into_id=write.output.entry_id)
-                    )
+            self.write_compaction_in(conn, write, to_wire(now))
+
+    def write_compaction_in(self, conn: sa.Connection, write: CompactionWrite, stamp: str) -> None:
+        """The rows of one compaction run, inside the caller's transaction `conn`.
+
+        Distillation calls this within its own transaction, next to its archive and index writes.
+        """
+        if write.persist_output:
+            self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
+            for start in range(0, len(write.source_ids), CHUNK):
                 conn.execute(
-                    memory_relations.insert(),
-                    [
-                        {
-                            "tenant_id": write.tenant,
-                            "memory_ref": write.memory_ref,
-                            "from_entry_id": write.output.entry_id,
-                            "to_entry_id": source_id,
-                            "kind": "compaction_source",
-                            "run_id": write.run_id,
-                            "created_at": stamp,
-                        }
-                        for source_id in write.source_ids
-                    ],
+                    memory_entries.update()
+                    .where(
+                        memory_entries.c.tenant_id == write.tenant,
+                        memory_entries.c.memory_ref == write.memory_ref,
+                        memory_entries.c.entry_id.in_(write.source_ids[start : start + CHUNK]),
+                    )
+                    .values(compacted_into_id=write.output.entry_id)
                 )
-            conn.execute(
-                compaction_runs.insert().values(
-                    run_id=write.run_id,
-                    tenant_id=write.tenant,
-                    memory_ref=write.memory_ref,
-                    output_entry_id=write.output.entry_id,
-                    source_count=len(write.source_ids),
-                    trigger=write.trigger,
-                    created_at=stamp,
+            if write.source_ids:
+                # Lineage rows straight from the linked sources: one statement, whatever the count.
+                linked = sa.select(
+                    memory_entries.c.tenant_id,
+                    memory_entries.c.memory_ref,
+                    sa.literal(write.output.entry_id),
+                    memory_entries.c.entry_id,
+                    sa.literal("compaction_source"),
+                    sa.literal(write.run_id),
+                    sa.literal(stamp),
+                ).where(
+                    memory_entries.c.tenant_id == write.tenant,
+                    memory_entries.c.memory_ref == write.memory_ref,
+                    memory_entries.c.compacted_into_id == write.output.entry_id,
                 )
+                conn.execute(
+                    memory_relations.insert().from_select(
+                        [
+                            "tenant_id",
+                            "memory_ref",
+                            "from_entry_id",
+                            "to_entry_id",
+                            "kind",
+                            "run_id",
+                            "created_at",
+                        ],
+                        linked.order_by(memory_entries.c.created_at, memory_entries.c.row_id),
+                    )
+                )
+        conn.execute(
+            compaction_runs.insert().values(
+                run_id=write.run_id,
+                tenant_id=write.tenant,
+                memory_ref=write.memory_ref,
+                output_entry_id=write.output.entry_id,
+                source_count=len(write.source_ids) if write.source_count is None else write.source_count,
+                trigger=write.trigger,
+                created_at=stamp,
             )
-            if write.event_payload is not None:
-                self._append_event(conn, write.tenant, "memory.compacted", write.event_payload, stamp)
+        )
+        for type_, payload in write.extra_events:
+            self._append_event(conn, write.tenant, type_, payload, stamp)
+        if write.event_payload is not None:
+            self._append_event(conn, write.tenant, "memory.compacted", write.event_payload, stamp)
+
+    def distillable_scopes(self, now: datetime) -> list[tuple[str, str]]:
+        """(tenant, memoryRef) pairs holding live, uncompacted entries that are not distillation outputs.
+
+        A scope whose only live entry is a previous distillation's output has nothing new to
+        distill; the scheduler skips it instead of re-distilling the output every tick.
+        """
+        distilled = sa.select(memory_tags.c.row_id).where(memory_tags.c.tag == DISTILLED_TAG)
+        query = (
+            sa.select(memory_entries.c.tenant_id, memory_entries.c.memory_ref)
+            .where(
+                memory_entries.c.compacted_into_id.is_(None),
+                sa.or_(
+                    memory_entries.c.expires_at.is_(None),
+                    memory_entries.c.expires_at > to_wire(now),
+                ),
+                memory_entries.c.row_id.not_in(distilled),
+            )
+            .distinct()
+            .order_by(memory_entries.c.tenant_id, memory_entries.c.memory_ref)
+        )
+        with self.engine.connect() as conn:
+            return [(r.tenant_id, r.memory_ref) for r in conn.execute(query)]
 
     def lineage_sources(self, tenant: str, memory_ref: str, output_id: str) -> list[str]:
         """Source ids linked to a compacted output (the `compaction_source` relations)."""
@@ -292,15 +339,7 @@ class MemoryStore:
     def _append_event(
         self, conn: sa.Connection, tenant: str, type_: str, payload: dict[str, object], ts: str
     ) -> None:
-        conn.execute(
-            events.insert().values(
-                event_id=f"evt_{uuid.uuid4().hex}",
-                tenant_id=tenant,
-                type=type_,
-                payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
-                ts=ts,
-            )
-        )
+        append_event(conn, tenant, type_, payload, ts)
 
     def list_events(
         self, tenant: str, *, type_: str | None = None, after: int = 0, limit: int = 100
@@ -343,6 +382,19 @@ class MemoryStore:
         )
         with self.engine.connect() as conn:
             return {r.secret_id: r.value for r in conn.execute(query)}
+
+
+def append_event(conn: sa.Connection, tenant: str, type_: str, payload: dict[str, object], ts: str) -> None:
+    """Append one event to the tenant's log, inside the caller's transaction `conn`."""
+    conn.execute(
+        events.insert().values(
+            event_id=f"evt_{uuid.uuid4().hex}",
+            tenant_id=tenant,
+            type=type_,
+            payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+            ts=ts,
+        )
+    )
 
 
 def entries_from_wire(items: Iterable[dict[str, object]]) -> list[NewEntry]:

@@ -78,6 +78,31 @@ byok_secrets = sa.Table(
     sa.Column("created_at", sa.String(32), nullable=False),
 )
 
+distillation_archives = sa.Table(
+    "distillation_archives",
+    metadata,
+    sa.Column("tenant_id", sa.String(200), primary_key=True),
+    sa.Column("checksum", sa.String(64), primary_key=True),
+    sa.Column("memory_ref", sa.String(1500), nullable=False),
+    sa.Column("document", sa.Text, nullable=False),  # the archive document's RFC 8785 canonical JSON
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("retained_until", sa.String(32), nullable=False),
+    sa.Column("collected_at", sa.String(32), nullable=True),  # set by GC; rows are never deleted
+)
+
+workspace_files = sa.Table(
+    "workspace_files",
+    metadata,
+    sa.Column("tenant_id", sa.String(200), primary_key=True),
+    sa.Column("workspace", sa.String(200), primary_key=True),
+    sa.Column("path", sa.String(256), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("content", sa.Text, nullable=False),
+    sa.Column("content_type", sa.String(200), nullable=False),
+    sa.Column("updated_at", sa.String(32), nullable=False),
+    sa.Column("etag", sa.String(64), nullable=False),
+)
+
 sa.Index(
     "ix_entries_scope",
     memory_entries.c.tenant_id,
@@ -87,3 +112,9 @@ sa.Index(
 sa.Index("ix_tags_tag", memory_tags.c.tag)
 sa.Index("ix_events_tenant", events.c.tenant_id, events.c.sequence)
 sa.Index("ix_relations_to", memory_relations.c.tenant_id, memory_relations.c.to_entry_id)
+sa.Index(
+    "ix_archives_ref",
+    distillation_archives.c.tenant_id,
+    distillation_archives.c.memory_ref,
+    distillation_archives.c.created_at,
+)

@@ -1,0 +1,367 @@
+"""RFC 0062 distillation: a budgeted compaction run that writes an archive and the memory index.
+
+The contract is docs/distillation.md. A run:
+
+1. takes a snapshot: the caller's explicit `sources`, or the memoryRef's live, not yet compacted
+   entries (oldest first, at most `maxInputEntries`), plus the RFC 0062 canary when asked;
+2. scrubs every source through the shared SR-1 harness (`reference_host.harness`), boundary scan
+   included, and derives the distilled text: the scrubbed sources joined by "\\n", capped at
+   `maxOutputBytes` like a compaction output (the "distiller" is a plain join, a stand-in for a
+   model, exactly as in compaction);
+3. counts tokens with the advertised tokenizer: tokensUsed = tokens(input) + tokens(distilled),
+   input being the scrubbed sources joined by "\\n";
+4. checks the budget BEFORE writing anything: over it, the run fails with `token_budget_exceeded`
+   and nothing is written;
+5. builds the archive document, whose RFC 8785 canonical bytes hash (SHA-256) to the checksum;
+6. writes, in ONE transaction: the archive (idempotent), the output MemoryEntry, the sources'
+   lineage (when they are memory entries), the index file's next version with its
+   `workspace.updated` event, and the `memory.compacted` event with the `distillation` sub-object.
+   A concurrent writer of the same index version makes the transaction retry from a fresh read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import rfc8785
+import sqlalchemy as sa
+
+from reference_host.archives import ArchiveStore
+from reference_host.clock import to_wire
+from reference_host.compaction import SOURCE_IDS_LIMIT, truncate_utf8
+from reference_host.faults import Faults
+from reference_host.harness import SEPARATOR, Harness, Switches
+from reference_host.store import DISTILLED_TAG, CompactionWrite, MemoryStore, NewEntry
+from reference_host.tokens import DEFAULT_TOKENIZER, count_tokens
+from reference_host.workspace import WorkspaceFile, WorkspaceStore
+
+log = logging.getLogger(__name__)
+
+CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
+CANARY_SOURCE = f"distillation canary: {CANARY}"
+CANARY_SOURCE_ID = "source-canary"
+INDEX_PATH = "MEMORY-INDEX.json"
+INDEX_CONTENT_TYPE = "application/json"
+ARCHIVE_VERSION = 1
+INDEX_VERSION = 1
+TRANSACTION_ATTEMPTS = 5
+_CONSTANT_CHECKSUM = hashlib.sha256(b"reference-host").hexdigest()
+
+
+@dataclass(frozen=True)
+class DistillationLimits:
+    max_token_budget: int
+    max_input_entries: int
+    max_output_bytes: int
+    archive_retention: timedelta
+    index_emitted: bool = True  # the advertised default for a request without `indexEmitted`
+    tokenizer: str = DEFAULT_TOKENIZER  # what tokens are counted with
+    tokenizer_name: str = DEFAULT_TOKENIZER  # what discovery and the archive call it
+    trigger: str = "host-managed"
+
+
+@dataclass(frozen=True)
+class DistillRequest:
+    memory_ref: str
+    token_budget: int | None = None
+    sources: Sequence[str] | None = None
+    index_emitted: bool | None = None
+    include_secret_canary: bool = False
+    max_entries: int | None = None  # a smaller snapshot than maxInputEntries (the scheduler's retry)
+
+
+@dataclass(frozen=True)
+class DistillResult:
+    event: dict[str, object]  # the answer's `event`: the payload plus `type`
+    payload: dict[str, object]  # the memory.compacted payload appended to the event log
+    archive_checksum: str
+    archive: dict[str, object]
+    index_file: WorkspaceFile | None
+    output_content: str
+    tokens_used: int  # the real count, whatever a fault mode reports
+
+    @property
+    def index_updated(self) -> bool:
+        return self.index_file is not None
+
+
+class NothingToDistill(Exception):
+    """The snapshot is empty: no sources given, or no live, uncompacted entries under the memoryRef."""
+
+
+class TokenBudgetExceeded(Exception):
+    def __init__(self, budget: int, minimum_required: int) -> None:
+        super().__init__(f"needs {minimum_required} tokens, budget {budget}")
+        self.budget = budget
+        self.minimum_required = minimum_required
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    texts: list[str]
+    source_ids: list[str]  # what the event reports (synthetic ids for explicit sources)
+    lineage_ids: list[str]  # memory entries to link to the output (empty for explicit sources)
+    canary_index: int | None
+
+
+class Distiller:
+    def __init__(
+        self,
+        store: MemoryStore,
+        workspace: WorkspaceStore,
+        archives: ArchiveStore,
+        limits: DistillationLimits,
+        faults: Faults,
+    ) -> None:
+        self.store = store
+        self.workspace = workspace
+        self.archives = archives
+        self.limits = limits
+        self.faults = faults
+        self.harness = Harness(store, faults)
+        self.switches = Switches(
+            redact="distill-no-redaction" not in faults,
+            boundary_scan="distill-no-boundary-scan" not in faults,
+            strip_markers="distill-strip-secrets" in faults,
+            empty="distill-empty" in faults,
+        )
+
+    # -- the run -------------------------------------------------------------------------------
+
+    def effective_budget(self, requested: int | None) -> int:
+        """min(requested, maxTokenBudget); maxTokenBudget when absent (RFC 0062 §B(2))."""
+        maximum = self.limits.max_token_budget
+        if requested is None:
+            return maximum
+        return requested if "budget-not-clamped" in self.faults else min(requested, maximum)
+
+    def distill(self, tenant: str, request: DistillRequest, now: datetime) -> DistillResult:
+        faults = self.faults
+        budget = self.effective_budget(request.token_budget)
+        snapshot = self._snapshot(tenant, request, now)
+        scrubbed = self._scrub(tenant, snapshot)
+        input_text = SEPARATOR.join(scrubbed)
+        distilled = truncate_utf8(input_text, self.limits.max_output_bytes)
+        tokens_used = count_tokens(input_text, self.limits.tokenizer) + count_tokens(
+            distilled, self.limits.tokenizer
+        )
+        within, minimum = self._within_budget(tokens_used, budget)
+        if not within and "budget-not-atomic" not in faults:
+            raise TokenBudgetExceeded(budget, minimum)
+
+        document: dict[str, object] = {
+            "archiveVersion": ARCHIVE_VERSION,
+            "tokenizer": self.limits.tokenizer_name,
+            "tokenBudget": budget,
+            "sources": scrubbed,
+            "distilled": distilled,
+        }
+        canonical = rfc8785.dumps(document)
+        checksum = self._checksum(document, canonical)
+        reported_tokens = self._reported_tokens(tokens_used, budget)
+        index_emitted = self.limits.index_emitted if request.index_emitted is None else request.index_emitted
+
+        run_id = "dst_" + uuid.uuid4().hex[:20]
+        output_id = "mem_" + uuid.uuid4().hex[:20]
+        payload: dict[str, object] = {
+            "memoryRef": request.memory_ref,
+            "outputId": output_id,
+            "sourceCount": len(snapshot.source_ids),
+            "trigger": self.limits.trigger,
+            "byteSize": len(distilled.encode("utf-8")),
+        }
+        if len(snapshot.source_ids) <= SOURCE_IDS_LIMIT:
+            payload["sourceIds"] = list(snapshot.source_ids)
+        payload["distillation"] = {
+            "tokenBudget": budget,
+            "tokensUsed": reported_tokens,
+            "indexUpdated": index_emitted,
+        }
+        index_entry = {
+            "archiveChecksum": checksum,
+            "entryCount": len(snapshot.texts) + (1 if "index-wrong-count" in faults else 0),
+            "tokenBudget": budget,
+            "tokensUsed": reported_tokens,
+            "outputId": output_id,
+            "distilledAt": to_wire(now),
+        }
+        if "index-invalid" in faults:
+            index_entry["preview"] = None
+        if "index-carries-text" in faults and scrubbed:
+            index_entry["firstSource"] = scrubbed[0]
+
+        write = CompactionWrite(
+            tenant=tenant,
+            memory_ref=request.memory_ref,
+            run_id=run_id,
+            output=NewEntry(output_id, distilled, (f"compacted-from:{run_id}", DISTILLED_TAG)),
+            source_ids=snapshot.lineage_ids,
+            trigger=self.limits.trigger,
+            event_payload=None if "distill-event-not-logged" in faults else payload,
+            source_count=len(snapshot.source_ids),
+        )
+        index_file = self._commit(
+            tenant,
+            write,
+            checksum,
+            canonical.decode("utf-8"),
+            index_entry if index_emitted else None,
+            now,
+        )
+        if not within:  # budget-not-atomic: everything above is already committed
+            raise TokenBudgetExceeded(budget, minimum)
+        event: dict[str, object] = {"type": "memory.compacted", **payload}
+        if "distill-event-partial" in faults:
+            event = {"type": "memory.compacted", "distillation": payload["distillation"]}
+        return DistillResult(
+            event=event,
+            payload=payload,
+            archive_checksum=checksum,
+            archive=document,
+            index_file=index_file,
+            output_content=distilled,
+            tokens_used=tokens_used,
+        )
+
+    # -- steps ---------------------------------------------------------------------------------
+
+    def _snapshot(self, tenant: str, request: DistillRequest, now: datetime) -> _Snapshot:
+        if request.sources is not None:
+            texts = list(request.sources)
+            source_ids = [f"source-{i}" for i in range(len(texts))]
+            lineage: list[str] = []
+        else:
+            limit = self.limits.max_input_entries
+            if request.max_entries is not None:
+                limit = min(limit, request.max_entries)
+            entries = self.store.list_entries(
+                tenant,
+                request.memory_ref,
+                now,
+                limit=limit,
+                newest_first=False,
+                only_uncompacted=True,
+            )
+            texts = [e.content for e in entries]
+            source_ids = [e.entry_id for e in entries]
+            lineage = list(source_ids)
+        if not texts:
+            raise NothingToDistill(request.memory_ref)
+        canary_index = None
+        if request.include_secret_canary:
+            canary_index = len(texts)
+            texts.append(CANARY_SOURCE)
+            source_ids.append(CANARY_SOURCE_ID)
+        return _Snapshot(texts, source_ids, lineage, canary_index)
+
+    def _scrub(self, tenant: str, snapshot: _Snapshot) -> list[str]:
+        texts = snapshot.texts
+        if snapshot.canary_index is not None and "distill-canary-leak" in self.faults:
+            # The canary is appended after the harness ran, so it is never scrubbed.
+            scrubbed = self.harness.parts(tenant, texts[: snapshot.canary_index], self.switches)
+            return [*scrubbed, texts[snapshot.canary_index]]
+        return self.harness.parts(tenant, texts, self.switches)
+
+    def _within_budget(self, tokens_used: int, budget: int) -> tuple[bool, int]:
+        """Whether the run fits its budget, and the minimum budget it would need."""
+        faults = self.faults
+        if "budget-never-exceeded" in faults:
+            return True, tokens_used
+        if "budget-overspends" in faults:
+            return tokens_used <= 1.5 * budget, tokens_used
+        if "budget-too-strict" in faults:
+            return 3 * tokens_used <= budget, 3 * tokens_used
+        return tokens_used <= budget, tokens_used
+
+    def _reported_tokens(self, tokens_used: int, budget: int) -> int:
+        if "tokens-over-budget" in self.faults:
+            return budget + 5
+        if "tokens-dishonest" in self.faults:
+            return tokens_used // 3
+        return tokens_used
+
+    def _checksum(self, document: dict[str, object], canonical: bytes) -> str:
+        faults = self.faults
+        if "checksum-random" in faults:
+            return hashlib.sha256(uuid.uuid4().bytes).hexdigest()
+        if "checksum-constant" in faults:
+            return _CONSTANT_CHECKSUM
+        if "archive-checksum-mismatch" in faults:
+            return hashlib.sha256(json.dumps(document).encode("utf-8")).hexdigest()
+        digest = hashlib.sha256(canonical).hexdigest()
+        return digest.upper() if "checksum-uppercase" in faults else digest
+
+    # -- the one transaction -------------------------------------------------------------------
+
+    def _commit(
+        self,
+        tenant: str,
+        write: CompactionWrite,
+        checksum: str,
+        document: str,
+        index_entry: dict[str, object] | None,
+        now: datetime,
+    ) -> WorkspaceFile | None:
+        """Archive, index, output entry, lineage and events: all in one transaction, or none."""
+        stamp = to_wire(now)
+        for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+            try:
+                with self.store.engine.begin() as conn:
+                    if "archive-not-stored" not in self.faults:
+                        self.archives.put(
+                            conn,
+                            tenant,
+                            checksum,
+                            write.memory_ref,
+                            document,
+                            now,
+                            now + self.limits.archive_retention,
+                        )
+                    index_file = None
+                    if index_entry is not None:
+                        index_file = self._update_index(conn, tenant, write.memory_ref, index_entry, now)
+                    self.store.write_compaction_in(conn, write, stamp)
+                return index_file
+            except (sa.exc.IntegrityError, sa.exc.OperationalError):
+                # Another run took the same index version (or SQLite's write lock); start over
+                # from a fresh read. Nothing of this attempt was committed.
+                if attempt == TRANSACTION_ATTEMPTS:
+                    raise
+                log.info("distillation transaction conflict, retrying (attempt %d)", attempt)
+        raise AssertionError("unreachable")
+
+    def _update_index(
+        self,
+        conn: sa.Connection,
+        tenant: str,
+        memory_ref: str,
+        entry: dict[str, object],
+        now: datetime,
+    ) -> WorkspaceFile:
+        latest = self.workspace.latest_in(conn, tenant, INDEX_PATH)
+        refs: dict[str, object] = {}
+        if latest is not None:
+            try:
+                previous = json.loads(latest.content)
+                if isinstance(previous, dict) and isinstance(previous.get("memoryRefs"), dict):
+                    refs = dict(previous["memoryRefs"])
+            except ValueError:
+                refs = {}
+        refs[memory_ref] = entry
+        content = {"indexVersion": INDEX_VERSION, "updatedAt": to_wire(now), "memoryRefs": refs}
+        return self.workspace.put(
+            conn,
+            tenant,
+            INDEX_PATH,
+            json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
+            now,
+            content_type=INDEX_CONTENT_TYPE,
+            emit_event="index-no-event" not in self.faults,
+            keep_version="index-version-constant" in self.faults,
+        )

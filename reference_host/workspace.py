@@ -1,0 +1,180 @@
+"""A versioned, tenant-scoped workspace file store (RFC 0059), one workspace ("default") per tenant.
+
+Every write is a new row `(tenant, workspace, path, version)`; nothing is overwritten, so every
+version stays readable (`?version=N`). A write appends `workspace.updated {path, version}` to the
+tenant's event log in the same transaction, and the transaction is the caller's: `put` takes an
+open connection, so distillation writes its index next to its archive, output entry and events,
+all or nothing. `write` is the stand-alone form (its own transaction).
+
+Content is stored as given: the only writer is distillation, whose index is content-free by
+construction. A PUT route would have to run the SR-1 harness first (RFC 0059 §E, WSR-1).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+import sqlalchemy as sa
+
+from reference_host.clock import to_wire
+from reference_host.store import append_event
+from reference_host.tables import workspace_files
+
+DEFAULT_WORKSPACE = "default"
+DEFAULT_CONTENT_TYPE = "text/markdown"
+PATH_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,255}$")
+
+
+@dataclass(frozen=True)
+class WorkspaceFile:
+    path: str
+    content: str
+    content_type: str
+    version: int
+    updated_at: str
+    etag: str
+
+    def wire(self, *, content: bool = True) -> dict[str, object]:
+        """The `WorkspaceFile` shape (workspace-file.schema.json); without content for listings."""
+        body: dict[str, object] = {"path": self.path}
+        if content:
+            body["content"] = self.content
+        body.update(
+            contentType=self.content_type,
+            version=self.version,
+            updatedAt=self.updated_at,
+            etag=self.etag,
+        )
+        return body
+
+
+class WorkspaceTooLarge(Exception):
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"{size} bytes > {limit}")
+        self.size = size
+        self.limit = limit
+
+
+def valid_path(path: str) -> bool:
+    """RFC 0059's flat namespace: the schema pattern, and no `..` segment."""
+    return PATH_PATTERN.fullmatch(path) is not None and ".." not in path.split("/")
+
+
+def _etag(path: str, version: int, content: str) -> str:
+    digest = hashlib.sha256(f"{path}\x00{version}\x00".encode() + content.encode("utf-8"))
+    return digest.hexdigest()[:32]
+
+
+class WorkspaceStore:
+    def __init__(self, engine: sa.Engine, max_file_bytes: int) -> None:
+        self.engine = engine
+        self.max_file_bytes = max_file_bytes
+
+    def put(
+        self,
+        conn: sa.Connection,
+        tenant: str,
+        path: str,
+        content: str,
+        now: datetime,
+        *,
+        content_type: str = DEFAULT_CONTENT_TYPE,
+        workspace: str = DEFAULT_WORKSPACE,
+        emit_event: bool = True,
+        keep_version: bool = False,
+    ) -> WorkspaceFile:
+        """Write the next version of `path` inside the caller's transaction `conn`.
+
+        Two concurrent writers of one path compute the same next version; the loser's insert
+        violates the primary key and its transaction must be retried (see `distillation`).
+        `emit_event=False` and `keep_version=True` exist only for fault modes.
+        """
+        if not valid_path(path):
+            raise ValueError(f"invalid workspace path {path!r}")
+        size = len(content.encode("utf-8"))
+        if size > self.max_file_bytes:
+            raise WorkspaceTooLarge(size, self.max_file_bytes)
+        latest = self.latest_in(conn, tenant, path, workspace)
+        if latest is not None and keep_version:
+            version = latest.version
+            conn.execute(
+                workspace_files.delete().where(
+                    *self._key(tenant, workspace, path), workspace_files.c.version == version
+                )
+            )
+        else:
+            version = 1 if latest is None else latest.version + 1
+        stamp = to_wire(now)
+        written = WorkspaceFile(path, content, content_type, version, stamp, _etag(path, version, content))
+        conn.execute(
+            workspace_files.insert().values(
+                tenant_id=tenant,
+                workspace=workspace,
+                path=path,
+                version=version,
+                content=content,
+                content_type=content_type,
+                updated_at=stamp,
+                etag=written.etag,
+            )
+        )
+        if emit_event:
+            append_event(conn, tenant, "workspace.updated", {"path": path, "version": version}, stamp)
+        return written
+
+    def write(self, tenant: str, path: str, content: str, now: datetime, **options: object) -> WorkspaceFile:
+        """`put` in a transaction of its own."""
+        with self.engine.begin() as conn:
+            return self.put(conn, tenant, path, content, now, **options)  # type: ignore[arg-type]
+
+    def latest_in(
+        self, conn: sa.Connection, tenant: str, path: str, workspace: str = DEFAULT_WORKSPACE
+    ) -> WorkspaceFile | None:
+        query = (
+            sa.select(workspace_files)
+            .where(*self._key(tenant, workspace, path))
+            .order_by(workspace_files.c.version.desc())
+            .limit(1)
+        )
+        row = conn.execute(query).first()
+        return None if row is None else _file(row)
+
+    def get(
+        self,
+        tenant: str,
+        path: str,
+        version: int | None = None,
+        workspace: str = DEFAULT_WORKSPACE,
+    ) -> WorkspaceFile | None:
+        """The latest version of `path`, or version `version`; None when absent."""
+        with self.engine.connect() as conn:
+            if version is None:
+                return self.latest_in(conn, tenant, path, workspace)
+            row = conn.execute(
+                sa.select(workspace_files).where(
+                    *self._key(tenant, workspace, path), workspace_files.c.version == version
+                )
+            ).first()
+            return None if row is None else _file(row)
+
+    @staticmethod
+    def _key(tenant: str, workspace: str, path: str) -> tuple[sa.ColumnElement[bool], ...]:
+        return (
+            workspace_files.c.tenant_id == tenant,
+            workspace_files.c.workspace == workspace,
+            workspace_files.c.path == path,
+        )
+
+
+def _file(row: sa.Row) -> WorkspaceFile:
+    return WorkspaceFile(
+        path=row.path,
+        content=row.content,
+        content_type=row.content_type,
+        version=row.version,
+        updated_at=row.updated_at,
+        etag=row.etag,
+    )
