@@ -10,6 +10,7 @@ from typing import Any
 from conformance import schemas
 from conformance.client import HostClient
 from conformance.discovery import Discovery
+from conformance.distillation_seams import DistillationSeams
 from conformance.outcomes import Blocked, Unsupported
 from conformance.seams import ABSENT, CompactionSeams
 from conformance.verdict import Verdict
@@ -51,6 +52,9 @@ class Scenario:
     def block(self, requirement_id: str, reason: str) -> None:
         self.verdict.block(requirement_id, reason)
 
+    def inapplicable(self, requirement_id: str, reason: str) -> None:
+        self.verdict.inapplicable(requirement_id, reason)
+
     # -- isolation ----------------------------------------------------------------------------------
 
     def unique_ref(self, label: str = "") -> str:
@@ -75,6 +79,22 @@ class Scenario:
             status = self.session.probes["compact"] = seams.probe().status
         if status in ABSENT:
             raise Blocked(f"compaction advertised but POST /v1/test/memory/compact answered {status}")
+        return seams, block
+
+    def distillation(self) -> tuple[DistillationSeams, dict[str, Any]]:
+        """Gate on memory.distillation: UNSUPPORTED if not advertised, BLOCKED if the seam is absent."""
+        block = self.discovery.memory()[0].get("distillation")
+        _, layout = self.discovery.memory()
+        if not isinstance(block, dict) or block.get("supported") is not True:
+            raise Unsupported(f"memory.distillation.supported is not true (memory family: {layout})")
+        seams = DistillationSeams(self.client)
+        status = self.session.probes.get("distill")
+        if status is None:
+            status = self.session.probes["distill"] = seams.probe().status
+        if status in ABSENT:
+            raise Blocked(
+                f"distillation advertised but POST /v1/host/sample/memory/distill answered {status}"
+            )
         return seams, block
 
     def tenant_b(self) -> HostClient:

@@ -63,22 +63,7 @@ class CompactionSeams:
         return self.client.request("GET", f"/v1/memory/{path_segment(memory_ref)}", params=params)
 
     def events(self, event_type: str) -> list[dict[str, Any]] | None:
-        """Every logged event of a type (paged), or None when the host offers no event log."""
-        found: list[dict[str, Any]] = []
-        after = 0
-        while True:
-            reply = self.client.request(
-                "GET", EVENTS, params={"type": event_type, "after": after, "limit": 1000}
-            )
-            if reply.status in ABSENT:
-                return None
-            if reply.status != 200 or not isinstance(reply.body, dict):
-                raise Blocked(f"event log answered {reply.status} {_brief(reply)}")
-            page = reply.body.get("events") or []
-            found.extend(e for e in page if isinstance(e, dict))
-            if len(page) < 1000:
-                return found
-            after = int(page[-1].get("sequence", after + len(page)))
+        return read_events(self.client, event_type)
 
     def register_secret(self, secret_id: str, value: str) -> bool:
         """Register a BYOK secret; False when the host offers no registration seam."""
@@ -88,6 +73,23 @@ class CompactionSeams:
         if reply.status not in (200, 201):
             raise Blocked(f"secret registration seam answered {reply.status} {_brief(reply)}")
         return True
+
+
+def read_events(client: HostClient, event_type: str) -> list[dict[str, Any]] | None:
+    """Every logged event of a type (paged), or None when the host offers no event log."""
+    found: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        reply = client.request("GET", EVENTS, params={"type": event_type, "after": after, "limit": 1000})
+        if reply.status in ABSENT:
+            return None
+        if reply.status != 200 or not isinstance(reply.body, dict):
+            raise Blocked(f"event log answered {reply.status} {_brief(reply)}")
+        page = [e for e in reply.body.get("events") or [] if isinstance(e, dict)]
+        found.extend(page)
+        if len(page) < 1000:
+            return found
+        after = int(page[-1].get("sequence", after + len(page)))
 
 
 def _brief(reply: Reply) -> str:

@@ -47,7 +47,7 @@ class Verdict:
     declared: tuple[str, ...]
     disabled: dict[str, str] = field(default_factory=dict)
     records: list[CheckRecord] = field(default_factory=list)
-    blocked: dict[str, str] = field(default_factory=dict)
+    marked: dict[str, tuple[Outcome, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for requirement_id in self.declared:
@@ -67,8 +67,15 @@ class Verdict:
 
     def block(self, requirement_id: str, reason: str) -> None:
         """Mark one requirement unobservable on this host without stopping the scenario."""
+        self._mark(requirement_id, Outcome.BLOCKED, reason)
+
+    def inapplicable(self, requirement_id: str, reason: str) -> None:
+        """Mark one requirement as not applying to what this host advertises (UNSUPPORTED)."""
+        self._mark(requirement_id, Outcome.UNSUPPORTED, reason)
+
+    def _mark(self, requirement_id: str, outcome: Outcome, reason: str) -> None:
         self._declared(requirement_id)
-        self.blocked.setdefault(requirement_id, reason)
+        self.marked.setdefault(requirement_id, (outcome, reason))
 
     def failed_checks(self) -> list[CheckRecord]:
         return [r for r in self.records if not r.passed]
@@ -89,8 +96,9 @@ class Verdict:
             outcome = Outcome.FAIL if level == "MUST" else Outcome.WARN
             reason = "; ".join(f.note or "check failed" for f in failures)
             return RequirementResult(rid, outcome, len(mine), reason, evidence)
-        if rid in self.blocked:
-            return RequirementResult(rid, Outcome.BLOCKED, 0, self.blocked[rid], evidence)
+        if rid in self.marked:
+            outcome, reason = self.marked[rid]
+            return RequirementResult(rid, outcome, 0, reason, evidence)
         if error is not None:
             return RequirementResult(rid, Outcome.ERROR, 0, error, evidence)
         if stop is not None:

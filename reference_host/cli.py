@@ -41,10 +41,28 @@ def serve(
     fault: Annotated[
         list[str], typer.Option("--fault", help="Fault mode for self-validation; repeatable.")
     ] = [],  # noqa: B006
+    distill_cron: Annotated[
+        str | None,
+        typer.Option(help='Run scheduled distillation on this crontab schedule (UTC), e.g. "0 3 * * *".'),
+    ] = None,
+    distill_budget: Annotated[
+        int | None,
+        typer.Option(min=1, help="Token budget of scheduled runs (default: maxTokenBudget)."),
+    ] = None,
 ) -> None:
     """Serve the host until interrupted."""
     if not api_key:
         raise typer.BadParameter("give at least one --api-key KEY=TENANT", param_hint="--api-key")
+    if distill_cron is not None:
+        from reference_host.scheduler import cron_trigger
+
+        try:
+            cron_trigger(distill_cron)
+        except ValueError as exc:
+            message = f"not a crontab expression: {exc}"
+            raise typer.BadParameter(message, param_hint="--distill-cron") from None
+    if distill_budget is not None and distill_cron is None:
+        raise typer.BadParameter("needs --distill-cron", param_hint="--distill-budget")
     unknown = [f for f in fault if f not in FAULTS]
     if unknown:
         raise typer.BadParameter(
@@ -65,6 +83,8 @@ def serve(
         database_url=url,
         test_seams=test_seams,
         faults=Faults(frozenset(fault)),
+        distill_cron=distill_cron,
+        distill_budget=distill_budget,
     )
     serve_forever(config, host, port)
 

@@ -313,6 +313,8 @@ class Distiller:
         for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
             try:
                 with self.store.engine.begin() as conn:
+                    if index_entry is not None:
+                        self.workspace.lock(conn, tenant, INDEX_PATH)
                     if "archive-not-stored" not in self.faults:
                         self.archives.put(
                             conn,
@@ -329,8 +331,9 @@ class Distiller:
                     self.store.write_compaction_in(conn, write, stamp)
                 return index_file
             except (sa.exc.IntegrityError, sa.exc.OperationalError):
-                # Another run took the same index version (or SQLite's write lock); start over
-                # from a fresh read. Nothing of this attempt was committed.
+                # Index writers are serialised by the lock; what is left is the rare race the lock
+                # does not cover (the same archive inserted twice at once, a lock timeout). Start
+                # over from a fresh read: nothing of this attempt was committed.
                 if attempt == TRANSACTION_ATTEMPTS:
                     raise
                 log.info("distillation transaction conflict, retrying (attempt %d)", attempt)

@@ -73,6 +73,21 @@ class WorkspaceStore:
         self.engine = engine
         self.max_file_bytes = max_file_bytes
 
+    def lock(self, conn: sa.Connection, tenant: str, path: str, workspace: str = DEFAULT_WORKSPACE) -> None:
+        """Serialise writers of one file until the caller's transaction ends; call it first.
+
+        Without it, concurrent writers read the same latest version and all but one fail on the
+        primary key. PostgreSQL takes a transaction-scoped advisory lock on the file; SQLite has
+        one writer at a time anyway, so a no-op UPDATE takes the database's write lock before the
+        transaction reads anything (a deferred transaction that read first could not upgrade).
+        """
+        if conn.dialect.name == "postgresql":
+            digest = hashlib.sha256(f"{tenant}\x00{workspace}\x00{path}".encode()).digest()
+            key = int.from_bytes(digest[:8], "big", signed=True)
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+        elif conn.dialect.name == "sqlite":
+            conn.execute(workspace_files.update().where(sa.false()).values(version=workspace_files.c.version))
+
     def put(
         self,
         conn: sa.Connection,

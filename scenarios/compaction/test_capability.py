@@ -33,7 +33,7 @@ def test_compaction_capability_block(ctx):
             note="trigger present when supported is true",
         )
     else:
-        ctx.block("rfc0012.A.trigger-present", "compaction advertised with supported != true")
+        ctx.inapplicable("rfc0012.A.trigger-present", "compaction advertised with supported != true")
     max_out, max_entry = block.get("maxOutputBytes"), memory.get("maxEntrySizeBytes")
     if isinstance(max_out, int) and isinstance(max_entry, int):
         ctx.check(
@@ -43,7 +43,7 @@ def test_compaction_capability_block(ctx):
             note="maxOutputBytes <= memory.maxEntrySizeBytes",
         )
     else:
-        ctx.block(
+        ctx.inapplicable(
             "rfc0012.A.output-within-entry-size",
             "maxOutputBytes or maxEntrySizeBytes not advertised",
         )

@@ -11,22 +11,19 @@ from conformance.requirements import LEVELS, registry
 ID_RE = re.compile(r"^[a-z0-9]+(\.[A-Za-z0-9-]+)+$")
 
 
+ID_LIKE = re.compile(r"^(rfc\d{4}|discovery|errors|auth|retention)\.[A-Za-z0-9.-]+$")
+
+
 def _scenario_ids() -> dict[str, set[str]]:
-    """Requirement ids each scenario file declares (@pytest.mark.requirement) and cites (check/block)."""
+    """Requirement-id-shaped string literals in each scenario file (marks, checks, blocks, tuples)."""
     found: dict[str, set[str]] = {}
     for path in scenarios_dir().rglob("test_*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        ids: set[str] = set()
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args):
-                continue
-            if node.func.attr == "requirement":
-                ids.update(a.value for a in node.args if isinstance(a, ast.Constant))
-            elif node.func.attr in ("check", "check_schema", "block"):
-                first = node.args[0]
-                if isinstance(first, ast.Constant) and isinstance(first.value, str):
-                    ids.add(first.value)
-        found[path.name] = ids
+        found[str(path.relative_to(scenarios_dir()))] = {
+            node.value
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and ID_LIKE.match(node.value)
+        }
     return found
 
 

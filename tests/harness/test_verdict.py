@@ -90,3 +90,12 @@ def test_evidence_is_bounded_and_json():
     v.check(MUST, True, {"blob": "x" * 10_000, "obj": object()})
     evidence = resolve(v)[MUST].evidence[0]["observed"]
     assert isinstance(evidence, str) and evidence.endswith("(truncated)")
+
+
+def test_inapplicable_marks_one_requirement_unsupported():
+    v = Verdict((MUST, MUST_2))
+    v.check(MUST, True)
+    v.inapplicable(MUST_2, "indexEmitted is false")
+    rows = resolve(v)
+    assert rows[MUST_2].outcome is Outcome.UNSUPPORTED and rows[MUST_2].reason == "indexEmitted is false"
+    assert overall_outcome(list(rows.values())) is Outcome.PASS

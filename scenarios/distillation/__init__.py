@@ -1,0 +1,1 @@
+"""RFC 0062 distillation scenarios."""
