@@ -1,14 +1,18 @@
 """Where the compaction bench stores entries: a fresh SQLite file or a fresh PostgreSQL database.
 
 Each case gets an empty database so that one size's rows never slow down the next one's queries.
-PostgreSQL is only measured when `OPENWOP_TEST_POSTGRES_URL` names a server (the same variable
-the project's tests use); the bench creates a database there and drops it afterwards.
+PostgreSQL is measured when `OPENWOP_TEST_POSTGRES_URL` names a server (the same variable the
+project's tests use), or with `--pg-throwaway`, which starts a local cluster the way the tests'
+`postgres_server` fixture does (`initdb`, trust auth, `fsync=off`, TCP on 127.0.0.1, a random
+port) and removes it at the end. The bench creates a database per case and drops it afterwards.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -26,9 +30,10 @@ class Backend:
     server_url: str | None = None  # PostgreSQL only: where CREATE DATABASE runs
 
 
-def available_backends() -> list[Backend]:
+def available_backends(server_url: str | None = None) -> list[Backend]:
+    """SQLite, plus PostgreSQL on `server_url` (default: $OPENWOP_TEST_POSTGRES_URL) if any."""
     backends = [Backend("sqlite")]
-    server = os.environ.get(POSTGRES_ENV)
+    server = server_url or os.environ.get(POSTGRES_ENV)
     if server:
         backends.append(Backend("postgresql", server))
     return backends
@@ -61,3 +66,71 @@ def fresh_database(backend: Backend) -> Iterator[str]:
     finally:
         with psycopg.connect(backend.server_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _pg_bin() -> Path | None:
+    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: p.parent.name)
+    found = [c for c in candidates if (c / "initdb").exists()]
+    if found:
+        return found[-1]
+    initdb = shutil.which("initdb")
+    return Path(initdb).resolve().parent if initdb else None
+
+
+@contextmanager
+def throwaway_cluster() -> Iterator[str]:
+    """A local PostgreSQL server URL, started like the tests' fixture and removed on exit."""
+    pg_bin = _pg_bin()
+    if pg_bin is None:
+        raise RuntimeError("no PostgreSQL server binaries (initdb) found")
+    root = Path(tempfile.mkdtemp(prefix="openwop-bench-pg-"))
+    root.chmod(0o755)
+    data = root / "pgdata"
+    port = 20000 + secrets.randbelow(20000)
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    try:
+        if as_postgres:
+            subprocess.run(["install", "-d", "-o", "postgres", "-g", "postgres", str(data)], check=True)
+        subprocess.run(
+            [
+                *as_postgres,
+                str(pg_bin / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--no-instructions",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
+        subprocess.run(
+            [
+                *as_postgres,
+                str(pg_bin / "pg_ctl"),
+                "-D",
+                str(data),
+                "-l",
+                str(data / "log"),
+                "-w",
+                "-o",
+                options,
+                "start",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        try:
+            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        finally:
+            subprocess.run(
+                [*as_postgres, str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
+                capture_output=True,
+            )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -119,6 +119,114 @@ def redaction_table(compaction: dict[str, Any]) -> Table:
     return table
 
 
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:,.1f}"
+
+
+def distillation_table(distillation: dict[str, Any]) -> Table:
+    table = Table(title="Distillation — explicit sources, one Distiller.distill per run (engine API)")
+    columns = (
+        "backend",
+        "sources",
+        "path",
+        "runs",
+        "median ms",
+        "runs /s",
+        "sources /s",
+        "tokens /run",
+        "tokens /s",
+        "archive KB",
+        "markers / secrets",
+        "peak RSS MiB",
+        "(growth)",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("backend", "path") else "right")
+    for case in distillation["cases"]:
+        for path, f in (("ok", case["success"]), ("budget ✗", case["budgetFailure"])):
+            ok = path == "ok"
+            table.add_row(
+                case["backend"],
+                f"{case['sources']:,}",
+                path,
+                str(f["runs"]),
+                _ms(f["medianSeconds"]),
+                f"{f['runsPerSecond']:,.1f}",
+                f"{f['sourcesPerSecond']:,.0f}",
+                f"{f['tokensCountedPerRun']:,.0f}",
+                f"{f['tokensCountedPerSecond']:,.0f}",
+                f"{f['archiveBytes'] / 1e3:,.1f}" if ok else "—",
+                (f"{f['markers']:,} / {f['secrets']:,}" + ("" if f["markersMatchSecrets"] else " !"))
+                if ok
+                else "—",
+                _mib(f["peakRssBytes"]) if ok else "—",
+                "+" + _mib(f["peakRssGrowthBytes"]) if ok else "—",
+            )
+    table.caption = "budget ✗: token_budget=1, token_budget_exceeded, nothing written"
+    return table
+
+
+def distillation_phase_table(distillation: dict[str, Any]) -> Table:
+    table = Table(title="Distillation — mean ms per run by phase (share of the run)")
+    phases = ("redact", "tokens", "jcs", "sha256", "commit", "other")
+    columns = ("backend", "sources", "path", *phases, "tokenizer tok/s")
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("backend", "path") else "right")
+    for case in distillation["cases"]:
+        for path, f in (("ok", case["success"]), ("budget ✗", case["budgetFailure"])):
+            per_run, share = f["phaseSecondsPerRun"], f["phaseShare"]
+
+            def cell(name: str, per_run: dict[str, float] = per_run, share: dict[str, float] = share) -> str:
+                return f"{_ms(per_run[name])} ({share[name] * 100:.0f}%)"
+
+            rate = f["tokenizerTokensPerSecond"]
+            table.add_row(
+                case["backend"],
+                f"{case['sources']:,}",
+                path,
+                *(cell(name) for name in phases),
+                "—" if rate is None else f"{rate:,.0f}",
+            )
+    return table
+
+
+def checksum_table(checksum: dict[str, Any]) -> Table:
+    table = Table(title="Archive checksum — median per call; floor = sha256 of the canonical bytes alone")
+    columns = (
+        "document",
+        "bytes",
+        "sources",
+        "floor ms",
+        "floor MB/s",
+        "jcs ms",
+        "jcs MB/s",
+        "jcs ÷ floor",
+        "json ms",
+        "json MB/s",
+        "json ÷ floor",
+        "json = jcs bytes",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col == "document" else "right")
+    for case in checksum["cases"]:
+        m = case["methods"]
+        table.add_row(
+            case["size"],
+            f"{case['canonicalBytes']:,}",
+            f"{case['sources']:,}",
+            f"{m['floor']['medianSeconds'] * 1e3:,.3f}",
+            f"{m['floor']['megabytesPerSecond']:,.0f}",
+            f"{m['jcs']['medianSeconds'] * 1e3:,.3f}",
+            f"{m['jcs']['megabytesPerSecond']:,.0f}",
+            f"{m['jcs']['ratioToFloor']:,.1f}",
+            f"{m['json']['medianSeconds'] * 1e3:,.3f}",
+            f"{m['json']['megabytesPerSecond']:,.0f}",
+            f"{m['json']['ratioToFloor']:,.1f}",
+            "yes" if case["sameBytes"] else "no",
+        )
+    return table
+
+
 def machine_line(machine: dict[str, Any]) -> str:
     return (
         f"{machine['date']} · {machine['nproc']} cores ({machine.get('cpuModel') or '?'}) · "
