@@ -279,6 +279,12 @@ FAULTS: dict[str, Fault] = {
             "FAIL",
             "ignores the budget, always 200",
         ),
+        Fault(
+            "budget-error-no-details",
+            "rfc0062.B2.budget-error-details",
+            "WARN",
+            "token_budget_exceeded without details {budget, minimumRequired}",
+        ),
         Fault("budget-overspends", "rfc0062.B2.budget-respected", "FAIL", "succeeds up to 1.5 x the budget"),
         Fault(
             "budget-too-strict",

@@ -62,7 +62,9 @@ def mount_distillation(
                     422,
                     "token_budget_exceeded",
                     "The sources cannot be distilled within the token budget.",
-                    {"budget": exc.budget, "minimumRequired": exc.minimum_required},
+                    None
+                    if "budget-error-no-details" in config.faults
+                    else {"budget": exc.budget, "minimumRequired": exc.minimum_required},
                 ) from None
             except WorkspaceTooLarge as exc:
                 raise ApiError(

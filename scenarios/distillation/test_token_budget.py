@@ -27,21 +27,24 @@ def _check_within(ctx, result, label):
 
 def _check_budget_error(ctx, result, budget, label):
     body = result.body
-    details = body.get("details") if isinstance(body.get("details"), dict) else {}
-    minimum = details.get("minimumRequired")
     ctx.check(
         "rfc0062.B2.budget-exceeded-error",
         400 <= result.reply.status < 500
         and body.get("error") == BUDGET_ERROR
-        and "archiveChecksum" not in body
-        and details.get("budget") == budget
-        and isinstance(minimum, int)
-        and minimum > budget,
+        and "archiveChecksum" not in body,
         result.reply.summary(),
-        note=f"{label}: 4xx {BUDGET_ERROR}, details.budget={budget}, minimumRequired > budget, no checksum",
+        note=f"{label}: 4xx {BUDGET_ERROR}, no archiveChecksum",
     )
     ctx.check_schema(
         "rfc0062.B2.budget-exceeded-error", "error-envelope", body, note=f"{label}: flat envelope"
+    )
+    details = body.get("details") if isinstance(body.get("details"), dict) else {}
+    minimum = details.get("minimumRequired")
+    ctx.check(
+        "rfc0062.B2.budget-error-details",
+        details.get("budget") == budget and isinstance(minimum, int) and minimum > budget,
+        {"details": details or None, "sent": budget},
+        note=f"{label}: details.budget = {budget} and details.minimumRequired > budget",
     )
 
 
@@ -51,6 +54,7 @@ def _check_budget_error(ctx, result, budget, label):
     "rfc0062.B2.tokens-honest",
     "rfc0062.B2.tokenizer-countable",
     "rfc0062.B2.budget-exceeded-error",
+    "rfc0062.B2.budget-error-details",
     "rfc0062.B2.budget-respected",
     "rfc0062.B2.budget-sufficient-succeeds",
 )
