@@ -118,3 +118,64 @@ sa.Index(
     distillation_archives.c.memory_ref,
     distillation_archives.c.created_at,
 )
+
+# -- Phase 11 retention lifecycle (migration 0003; see docs/retention.md) ---------------------------
+
+lifecycle_memories = sa.Table(
+    "lifecycle_memories",
+    metadata,
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("tenant_id", sa.String(200), nullable=False),
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("parent_id", sa.String(36), nullable=True),
+    sa.Column("kind", sa.String(64), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("title", sa.String(512), nullable=False, server_default=""),
+    sa.Column("summary", sa.Text, nullable=False, server_default=""),
+    sa.Column("branch", sa.String(256), nullable=True),  # NULL: mainline
+    sa.Column("branch_scope", sa.String(32), nullable=False, server_default="global"),
+    sa.Column("branch_promotion_eligible", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("under_review", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("updated_at", sa.String(32), nullable=False),
+    sa.Column("archived_at", sa.String(32), nullable=True),
+    sa.Column("archived_reason", sa.String(512), nullable=True),
+    sa.Column("compacted_into_id", sa.String(36), nullable=True),
+    sa.Column("last_retrieved_at", sa.String(32), nullable=True),
+    sa.Column("retrieval_count", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("expires_at", sa.String(32), nullable=True),
+    sa.Column("expiry_reason", sa.String(512), nullable=True),
+    sa.Column("previous_status", sa.String(16), nullable=True),
+)
+
+lifecycle_relations = sa.Table(
+    "lifecycle_relations",
+    metadata,
+    sa.Column("relation_id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("tenant_id", sa.String(200), nullable=False),
+    sa.Column("project", sa.String(200), nullable=False),
+    sa.Column("from_memory_id", sa.String(36), nullable=False),
+    sa.Column("to_memory_id", sa.String(36), nullable=False),
+    sa.Column("relation_type", sa.String(64), nullable=False),
+    sa.Column("run_id", sa.String(64), nullable=True),
+    sa.Column("created_at", sa.String(32), nullable=False),
+)
+
+sa.Index(
+    "ix_lifecycle_status",
+    lifecycle_memories.c.tenant_id,
+    lifecycle_memories.c.project,
+    lifecycle_memories.c.status,
+    lifecycle_memories.c.updated_at,
+)
+sa.Index(
+    "ix_lifecycle_group",
+    lifecycle_memories.c.tenant_id,
+    lifecycle_memories.c.project,
+    lifecycle_memories.c.status,
+    lifecycle_memories.c.kind,
+    lifecycle_memories.c.parent_id,
+)
+sa.Index("ix_lifecycle_compacted_into", lifecycle_memories.c.compacted_into_id)
+sa.Index("ix_lifecycle_relations_from", lifecycle_relations.c.from_memory_id)
+sa.Index("ix_lifecycle_relations_to", lifecycle_relations.c.to_memory_id)

@@ -1,0 +1,199 @@
+"""Whole runs: dry run predicts the real run and changes nothing, rows never disappear, restore."""
+
+import json
+import uuid
+from datetime import timedelta
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from retention_support import DAY, NOW, lifecycle_fixtures, put, row, run, snapshot
+
+from reference_host.retention import RestoreError, restore
+from reference_host.tables import lifecycle_memories
+
+_lifecycle_engine, _db = lifecycle_fixtures()
+
+
+def plant_mixed(db):
+    """One memory for every rule, plus bystanders that must not move."""
+    put(db, "cand-old", status="candidate", age=31 * DAY)
+    put(db, "cand-new", status="candidate", age=2 * DAY)
+    put(db, "stale-old", status="stale", age=400 * DAY, idle=200 * DAY)
+    put(db, "sup-old", status="superseded", age=400 * DAY, idle=130 * DAY)
+    put(db, "decision-old", status="stale", kind="decision", age=400 * DAY, idle=300 * DAY)
+    for index in range(3):
+        put(db, f"grp{index}", age=(20 + index) * DAY)
+    put(db, "other-project", status="candidate", age=90 * DAY, project="q")
+
+
+def test_dry_run_predicts_the_real_run_and_changes_nothing(db):
+    plant_mixed(db)
+    before = snapshot(db)
+    dry = run(db)
+    assert dry.dry_run is True
+    assert snapshot(db) == before
+    real = run(db, dry_run=False)
+    assert (dry.transitions, dry.links, dry.skipped) == (real.transitions, real.links, real.skipped)
+    assert {t.rule for t in real.transitions} == {
+        "candidate_expiry",
+        "stale_archive",
+        "superseded_archive",
+        "compaction",
+        "compaction_source_archive",
+    }
+    after_memories, after_relations = snapshot(db)
+    old = {m[0]: m for m in before[0]}
+    changed = {m[0] for m in after_memories if old.get(m[0]) != m}
+    assert changed == {t.memory_id for t in real.transitions}
+    assert len(after_relations) == len(real.links) == 3
+    document = json.loads(json.dumps(real.to_dict()))
+    assert document["counts"] == {
+        "candidate_expiry": 1,
+        "stale_archive": 1,
+        "superseded_archive": 1,
+        "compaction": 1,
+        "compaction_source_archive": 3,
+    }
+    assert document["transitions"][0] == {
+        "memory_id": "cand-old",
+        "from_status": "candidate",
+        "to_status": "expired",
+        "rule": "candidate_expiry",
+        "reason": "candidate unpromoted for 31.00 days, beyond candidate_expiry_days=30",
+    }
+    assert [s["memory_id"] for s in document["skipped"]] == ["decision-old"]
+
+
+def test_rule_order_is_deterministic(db):
+    plant_mixed(db)
+    assert [(t.rule, t.memory_id) for t in run(db).transitions][:3] == [
+        ("candidate_expiry", "cand-old"),
+        ("stale_archive", "stale-old"),
+        ("superseded_archive", "sup-old"),
+    ]
+    assert [t.rule for t in run(db).transitions][3:] == ["compaction"] + ["compaction_source_archive"] * 3
+
+
+def test_dry_run_is_the_default(db):
+    plant_mixed(db)
+    before = snapshot(db)
+    assert run(db).dry_run is True
+    stale = row(db, "stale-old")
+    assert stale["status"] == "stale"
+    assert snapshot(db) == before
+
+
+def test_row_counts_never_drop(db):
+    plant_mixed(db)
+    counts = [len(snapshot(db)[0])]
+    for days in (0, 100, 400):
+        run(db, dry_run=False, now=NOW + timedelta(days=days))
+        counts.append(len(snapshot(db)[0]))
+    assert counts == sorted(counts) and counts[-1] == counts[0] + 1  # +1: the compacted node
+
+
+def test_restore_returns_archived_memory_to_previous_status(db):
+    plant_mixed(db)
+    run(db, dry_run=False)
+    assert row(db, "stale-old")["status"] == "archived"
+    before = snapshot(db)
+    dry = restore(db, tenant_id="t", project="p", memory_id="stale-old", now=NOW)
+    assert snapshot(db) == before
+    real = restore(db, tenant_id="t", project="p", memory_id="stale-old", now=NOW, dry_run=False)
+    assert dry.transitions == real.transitions
+    assert [(t.from_status, t.to_status, t.rule) for t in real.transitions] == [
+        ("archived", "stale", "restore")
+    ]
+    restored = row(db, "stale-old")
+    assert restored["status"] == "stale"
+    assert restored["archived_at"] is restored["archived_reason"] is restored["previous_status"] is None
+
+
+def test_restore_of_compaction_source_keeps_lineage(db):
+    plant_mixed(db)
+    run(db, dry_run=False)
+    node_id = row(db, "grp0")["compacted_into_id"]
+    restore(db, tenant_id="t", project="p", memory_id="grp0", now=NOW, dry_run=False)
+    source = row(db, "grp0")
+    assert (source["status"], source["compacted_into_id"]) == ("active", node_id)
+    assert run(db).transitions == []  # already compacted: not picked up again
+
+
+@pytest.mark.parametrize(
+    ("memory_id", "project", "message"),
+    [("cand-new", "p", "not archived"), ("missing", "p", "no memory"), ("stale-old", "q", "no memory")],
+)
+def test_restore_refuses_what_it_cannot_restore(db, memory_id, project, message):
+    plant_mixed(db)
+    run(db, dry_run=False)
+    with pytest.raises(RestoreError, match=message):
+        restore(db, tenant_id="t", project=project, memory_id=memory_id, now=NOW, dry_run=False)
+
+
+STATUSES = ["candidate", "active", "stale", "superseded", "needs_review", "archived"]
+memory = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(STATUSES),
+        "kind": st.sampled_from(["note", "decision"]),
+        "age": st.integers(0, 400),
+        "idle": st.integers(0, 400),
+        "project": st.sampled_from(["p", "q"]),
+        "branch": st.sampled_from([None, "feature"]),
+        "parent_id": st.sampled_from(["root", "other"]),
+    }
+)
+
+
+@settings(
+    derandomize=True,
+    max_examples=30,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(population=st.lists(memory, max_size=12), group_ages=st.lists(st.integers(0, 60), max_size=5))
+def test_property_dry_run_equals_real_run(db, population, group_ages):
+    """Random small populations (plus a would-be compaction group of 0-5 with random ages)."""
+    base = {"kind": "note", "idle": 0, "project": "p", "branch": None, "parent_id": "root"}
+    population = population + [{**base, "status": "active", "age": age} for age in group_ages]
+    tenant = uuid.uuid4().hex  # a fresh tenant per example: the database is shared across examples
+    for index, spec in enumerate(population):
+        age = spec["age"] * DAY
+        put(
+            db,
+            f"{tenant[:20]}-{index}",
+            tenant=tenant,
+            status=spec["status"],
+            kind=spec["kind"],
+            age=age,
+            idle=min(age, spec["idle"] * DAY),
+            project=spec["project"],
+            branch=spec["branch"],
+            parent_id=spec["parent_id"],
+        )
+    before = tenant_rows(db, tenant)
+    dry = run(db, tenant=tenant)
+    assert tenant_rows(db, tenant) == before
+    real = run(db, tenant=tenant, dry_run=False)
+    assert (dry.transitions, dry.links, dry.skipped) == (real.transitions, real.links, real.skipped)
+    after = tenant_rows(db, tenant)
+    assert set(before) <= set(after)  # nothing deleted
+    assert {k: v for k, v in after.items() if v["project"] == "q"} == {
+        k: v for k, v in before.items() if v["project"] == "q"
+    }
+    for link in real.links:  # nothing crosses a project or a branch
+        node, source = after[link.from_id], after[link.to_id]
+        assert (
+            (node["project"], node["branch"])
+            == (source["project"], source["branch"])
+            == ("p", source["branch"])
+        )
+        assert source["compacted_into_id"] == node["id"]
+    assert run(db, tenant=tenant, dry_run=False).transitions == []  # a second run at the same now: no-op
+
+
+def tenant_rows(db, tenant):
+    with db.connect() as conn:
+        rows = conn.execute(lifecycle_memories.select().where(lifecycle_memories.c.tenant_id == tenant))
+        return {r.id: dict(r._mapping) for r in rows}
