@@ -10,9 +10,7 @@ port) and removes it at the end. The bench creates a database per case and drops
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
-import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -20,6 +18,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+
+from reference_host.devdb import throwaway_cluster as _cluster
 
 POSTGRES_ENV = "OPENWOP_TEST_POSTGRES_URL"
 
@@ -68,69 +68,8 @@ def fresh_database(backend: Backend) -> Iterator[str]:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _pg_bin() -> Path | None:
-    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: p.parent.name)
-    found = [c for c in candidates if (c / "initdb").exists()]
-    if found:
-        return found[-1]
-    initdb = shutil.which("initdb")
-    return Path(initdb).resolve().parent if initdb else None
-
-
 @contextmanager
 def throwaway_cluster() -> Iterator[str]:
     """A local PostgreSQL server URL, started like the tests' fixture and removed on exit."""
-    pg_bin = _pg_bin()
-    if pg_bin is None:
-        raise RuntimeError("no PostgreSQL server binaries (initdb) found")
-    root = Path(tempfile.mkdtemp(prefix="openwop-bench-pg-"))
-    root.chmod(0o755)
-    data = root / "pgdata"
-    port = 20000 + secrets.randbelow(20000)
-    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    try:
-        if as_postgres:
-            subprocess.run(["install", "-d", "-o", "postgres", "-g", "postgres", str(data)], check=True)
-        subprocess.run(
-            [
-                *as_postgres,
-                str(pg_bin / "initdb"),
-                "-D",
-                str(data),
-                "-U",
-                "postgres",
-                "-A",
-                "trust",
-                "-E",
-                "UTF8",
-                "--no-instructions",
-            ],
-            check=True,
-            capture_output=True,
-        )
-        options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
-        subprocess.run(
-            [
-                *as_postgres,
-                str(pg_bin / "pg_ctl"),
-                "-D",
-                str(data),
-                "-l",
-                str(data / "log"),
-                "-w",
-                "-o",
-                options,
-                "start",
-            ],
-            check=True,
-            capture_output=True,
-        )
-        try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-        finally:
-            subprocess.run(
-                [*as_postgres, str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
-                capture_output=True,
-            )
-    finally:
-        shutil.rmtree(root, ignore_errors=True)
+    with _cluster(prefix="openwop-bench-pg-") as url:
+        yield url

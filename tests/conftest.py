@@ -7,11 +7,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,16 +17,11 @@ from pathlib import Path
 import pytest
 
 from reference_host.config import HostConfig
+from reference_host.devdb import create_database, pg_bin, throwaway_cluster
 from reference_host.faults import Faults
 from reference_host.server import RunningHost, start_in_thread
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
-
-
-def _pg_bin() -> Path | None:
-    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: p.parent.name)
-    found = [c for c in candidates if (c / "initdb").exists()]
-    return found[-1] if found else None
 
 
 @pytest.fixture(scope="session")
@@ -38,71 +31,18 @@ def postgres_server() -> Iterator[str]:
     if url:
         yield url
         return
-    pg_bin = _pg_bin()
-    if pg_bin is None:
+    if pg_bin() is None:
         reason = "no PostgreSQL server binaries and OPENWOP_TEST_POSTGRES_URL unset"
         if os.environ.get("OPENWOP_REQUIRE_POSTGRES"):
             pytest.fail(reason)
         pytest.skip(reason)
-    root = Path(tempfile.mkdtemp(prefix="openwop-pg-"))
-    root.chmod(0o755)
-    data = root / "pgdata"
-    port = 20000 + secrets.randbelow(20000)
-    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    if as_postgres:
-        subprocess.run(["install", "-d", "-o", "postgres", "-g", "postgres", str(data)], check=True)
-    subprocess.run(
-        [
-            *as_postgres,
-            str(pg_bin / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--no-instructions",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    options = f"-p {port} -k {data} -c listen_addresses=127.0.0.1 -c fsync=off"
-    subprocess.run(
-        [
-            *as_postgres,
-            str(pg_bin / "pg_ctl"),
-            "-D",
-            str(data),
-            "-l",
-            str(data / "log"),
-            "-w",
-            "-o",
-            options,
-            "start",
-        ],
-        check=True,
-        capture_output=True,
-    )
-    try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
-    finally:
-        subprocess.run(
-            [*as_postgres, str(pg_bin / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
-            capture_output=True,
-        )
-        shutil.rmtree(root, ignore_errors=True)
+    with throwaway_cluster() as server:
+        yield server
 
 
 def fresh_postgres_database(server_url: str) -> str:
     """CREATE DATABASE with a unique name on the server; returns its URL."""
-    import psycopg
-
-    name = f"openwop_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
+    return create_database(server_url)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

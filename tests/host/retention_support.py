@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,6 +11,7 @@ import sqlalchemy as sa
 
 from reference_host.clock import to_wire
 from reference_host.database import create_engine, upgrade
+from reference_host.devdb import create_database
 from reference_host.retention import RetentionConfig, RetentionReport, run_retention
 from reference_host.tables import lifecycle_memories, lifecycle_relations
 
@@ -34,7 +34,7 @@ def lifecycle_fixtures() -> tuple[Any, Any]:
         if request.param == "sqlite":
             url = f"sqlite:///{tmp_path_factory.mktemp('retention') / 'host.db'}"
         else:
-            url = _fresh_postgres_database(request.getfixturevalue("postgres_server"))
+            url = create_database(request.getfixturevalue("postgres_server"))
         engine = create_engine(url)
         upgrade(engine)
         yield engine
@@ -48,16 +48,6 @@ def lifecycle_fixtures() -> tuple[Any, Any]:
         return lifecycle_engine
 
     return engine_fixture, db_fixture
-
-
-def _fresh_postgres_database(server_url: str) -> str:
-    """Same as tests/conftest.py's helper (conftest modules are not importable by name)."""
-    import psycopg
-
-    name = f"openwop_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(server_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return server_url.rsplit("/", 1)[0] + f"/{name}"
 
 
 def put(
