@@ -221,11 +221,16 @@ def _finish(
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:
-    value = dict(report.user_properties).get("openwop.outcome") if report.user_properties else None
+    value = _property(report, "openwop.outcome")
     if value is None or report.when not in ("call", "setup"):
         return None
     outcome = Outcome(value)
     return report.outcome, SHORT_LETTER[outcome], outcome.value
+
+
+def _property(report: Any, name: str) -> str | None:
+    """A user property of a test report; collection reports (e.g. an import error) have none."""
+    return dict(getattr(report, "user_properties", None) or ()).get(name)
 
 
 class ResultCollector:
@@ -236,7 +241,7 @@ class ResultCollector:
         self.run = config.stash[RUN]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        raw = dict(report.user_properties).get(PROPERTY) if report.user_properties else None
+        raw = _property(report, PROPERTY)
         if raw is None:
             return
         data = json.loads(raw)

@@ -161,3 +161,9 @@ def scenario_files_for(requirement_id: str) -> list[str]:
     return sorted(
         str(p) for p in scenarios_dir().rglob("test_*.py") if quoted in p.read_text(encoding="utf-8")
     )
+
+
+@pytest.fixture
+def host(start_host, database_url):
+    """A reference host with test seams on, once on SQLite and once on PostgreSQL."""
+    return start_host(database_url=database_url)

@@ -12,6 +12,7 @@ import httpx
 import pytest
 import rfc8785
 from conftest import fresh_postgres_database
+from http_support import assert_envelope, client
 
 from conformance.schemas import validate
 from reference_host.tokens import count_tokens
@@ -19,7 +20,6 @@ from reference_host.tokens import count_tokens
 DISTILL = "/v1/host/sample/memory/distill"
 ARCHIVES = "/v1/host/sample/memory/archives"
 INDEX = "/v1/host/workspace/files/MEMORY-INDEX.json"
-ENVELOPE_KEYS = {"error", "message", "details"}
 PROSE = [
     "The platform team moved the weekly sync to Thursday afternoons.",
     "Customers on the starter plan asked for CSV export.",
@@ -33,25 +33,6 @@ class MutableClock:
 
     def __call__(self) -> datetime:
         return self.now
-
-
-@pytest.fixture
-def host(start_host, database_url):
-    return start_host(database_url=database_url)
-
-
-def client(host, token="a"):
-    key = {"a": host.token_a, "b": host.token_b}.get(token, token)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=host.url, headers=headers, timeout=30)
-
-
-def assert_envelope(reply, status, code=None):
-    assert reply.status_code == status, reply.text
-    body = reply.json()
-    assert set(body) <= ENVELOPE_KEYS and body["error"] and body["message"], body
-    if code:
-        assert body["error"] == code, body
 
 
 def distill(c, ref="r", **body):

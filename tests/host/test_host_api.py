@@ -4,27 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
-
-ENVELOPE_KEYS = {"error", "message", "details"}
-
-
-@pytest.fixture
-def host(start_host, database_url):
-    return start_host(database_url=database_url)
-
-
-def client(host, token="a"):
-    key = {"a": host.token_a, "b": host.token_b}.get(token, token)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    return httpx.Client(base_url=host.url, headers=headers, timeout=10)
-
-
-def assert_envelope(reply, status, code=None):
-    assert reply.status_code == status, reply.text
-    body = reply.json()
-    assert set(body) <= ENVELOPE_KEYS and body["error"] and body["message"], body
-    if code:
-        assert body["error"] == code
+from http_support import assert_envelope, client
 
 
 def seed(c, ref, *entries):
