@@ -3,7 +3,8 @@
     python -m bench                    # suite x3 (+1 with --workers 2), compaction at 1k/10k/100k,
                                        # distillation at 10/100/1000 sources, checksum 1 KB..10 MB
     python -m bench --quick            # suite x1, compaction 1k/10k, distillation 10/100, checksum ..1 MB
-    python -m bench --only compaction  # or suite | distillation | checksum, or a list: distillation,checksum
+    python -m bench --only compaction  # or suite | distillation | checksum | retention, or a list
+    python -m bench --only retention   # a retention run over 100k memories (--quick: 10k), dry and real
     python -m bench --profile          # also profile each compaction size (a second, slower run)
                                        # and one distillation run per size
     python -m bench --pg-analyze       # PostgreSQL: ANALYZE after seeding (see bench/README.md)
@@ -24,7 +25,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench import checksum_cost, compaction_throughput, distillation_throughput, report, suite_wall_time
+from bench import (
+    checksum_cost,
+    compaction_throughput,
+    distillation_throughput,
+    report,
+    retention_run,
+    suite_wall_time,
+)
 from bench.databases import POSTGRES_ENV, available_backends, throwaway_cluster
 from bench.machine import REPO_ROOT, describe, load_average
 
@@ -34,7 +42,9 @@ FULL_DISTILL_SIZES = [10, 100, 1_000]
 QUICK_DISTILL_SIZES = [10, 100]
 FULL_CHECKSUM_SIZES = list(checksum_cost.TARGETS)
 QUICK_CHECKSUM_SIZES = list(checksum_cost.QUICK_TARGETS)
-BENCHMARKS = ("suite", "compaction", "distillation", "checksum")
+FULL_RETENTION_SIZES = [100_000]
+QUICK_RETENTION_SIZES = [10_000]
+BENCHMARKS = ("suite", "compaction", "distillation", "checksum", "retention")
 DEFAULT_OUTPUT = REPO_ROOT / "reports" / "bench.json"
 DEFAULT_SEED = 20240613
 
@@ -67,7 +77,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="1 suite run; 1k and 10k entries; 10 and 100 sources; checksum up to 1 MB",
+        help="1 suite run; 1k and 10k entries; 10 and 100 sources; checksum up to 1 MB; retention at 10k",
     )
     parser.add_argument(
         "--only",
@@ -79,7 +89,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--sizes",
         type=lambda s: [int(x.replace("_", "")) for x in s.split(",")],
-        help="comma-separated entry counts, overriding the defaults (e.g. 1000,50000); with "
+        help="comma-separated entry counts (compaction) and memory counts (retention), overriding the "
+        "defaults (e.g. 1000,50000); with "
         "--only distillation, source counts",
     )
     parser.add_argument(
@@ -97,19 +108,20 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--profile",
         action="store_true",
-        help="cProfile every compaction size, and one distillation run per size",
+        help="cProfile every compaction size, one distillation run per size, and a dry and a real "
+        "retention run per size",
     )
     parser.add_argument(
         "--profile-threshold",
         type=float,
         default=600.0,
         metavar="SECONDS",
-        help="profile a size again when its compaction takes longer than this (default 600)",
+        help="profile a size again when its compaction or retention run takes longer than this (default 600)",
     )
     parser.add_argument(
         "--backend",
         choices=("sqlite", "postgresql"),
-        help="compaction and distillation on this backend only (PostgreSQL needs "
+        help="compaction, distillation and retention on this backend only (PostgreSQL needs "
         + POSTGRES_ENV
         + " or --pg-throwaway)",
     )
@@ -132,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         server_url = None
         selected = set(args.only or BENCHMARKS)
-        needs_db = bool(selected & {"compaction", "distillation"})
+        needs_db = bool(selected & {"compaction", "distillation", "retention"})
         if args.pg_throwaway and POSTGRES_ENV not in os.environ and needs_db and args.backend != "sqlite":
             report.console().print("starting a throwaway PostgreSQL cluster")
             server_url = stack.enter_context(throwaway_cluster())
@@ -152,6 +164,7 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         or (QUICK_DISTILL_SIZES if args.quick else FULL_DISTILL_SIZES)
     )
     checksum_sizes = args.checksum_sizes or (QUICK_CHECKSUM_SIZES if args.quick else FULL_CHECKSUM_SIZES)
+    retention_sizes = args.sizes or (QUICK_RETENTION_SIZES if args.quick else FULL_RETENTION_SIZES)
     backends = [b for b in available_backends(server_url) if args.backend in (None, b.name)]
     if not backends:
         con.print(
@@ -170,6 +183,7 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
             "distillSizes": distill_sizes,
             "distillRuns": args.distill_runs,
             "checksumSizes": checksum_sizes,
+            "retentionSizes": retention_sizes,
             "backends": [b.name for b in backends],
             "postgresServer": (
                 "throwaway" if server_url else ("env" if POSTGRES_ENV in os.environ else None)
@@ -180,7 +194,7 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         },
     }
     con.print(report.machine_line(machine), soft_wrap=True)
-    uses_db = bool(selected & {"compaction", "distillation"})
+    uses_db = bool(selected & {"compaction", "distillation", "retention"})
     if uses_db and not any(b.name == "postgresql" for b in backends) and args.backend is None:
         echo(f"(PostgreSQL not measured: set {POSTGRES_ENV} to a server URL, or pass --pg-throwaway)")
     started = time.perf_counter()
@@ -213,6 +227,15 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
                 profile=args.profile,
                 echo=echo,
             )
+        if "retention" in selected:
+            figures["retention"] = retention_run.run(
+                retention_sizes,
+                backends,
+                seed=args.seed,
+                profile=args.profile,
+                profile_threshold=args.profile_threshold,
+                echo=echo,
+            )
     except compaction_throughput.BenchAborted as exc:
         echo(f"[bold red]bench aborted:[/] {exc}")
         return 1
@@ -243,6 +266,11 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
             con.out(line)
     if "checksum" in figures:
         con.print(report.checksum_table(figures["checksum"]))
+    if "retention" in figures:
+        con.print(report.retention_table(figures["retention"]))
+        con.print(report.retention_rules_table(figures["retention"]))
+        for line in retention_run.profile_text(figures["retention"]["profiles"]):
+            con.out(line)
     echo(f"load average at start {machine.get('loadAverage')}, at end {machine['loadAverageAtEnd']}")
     report.write_json(args.output, figures)
     echo(f"figures written to {args.output} (total {figures['elapsedSeconds']:.0f} s)")

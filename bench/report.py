@@ -227,6 +227,84 @@ def checksum_table(checksum: dict[str, Any]) -> Table:
     return table
 
 
+_RETENTION_RUNS = (("dry", "dry"), ("real", "real"), ("2nd real", "second"))
+_RETENTION_RULES = {
+    "candidate_expiry": "expired",
+    "stale_archive": "stale → arch.",
+    "superseded_archive": "superseded → arch.",
+    "compaction": "compacted nodes",
+    "compaction_source_archive": "sources → arch.",
+    "branch_cleanup": "branch → arch.",
+}
+
+
+def retention_table(retention: dict[str, Any]) -> Table:
+    table = Table(title="Retention run — one project, default config, at a fixed now (engine API)")
+    columns = (
+        "backend",
+        "memories",
+        "run",
+        "plant s",
+        "wall s",
+        "memories /s",
+        "load s",
+        "plan s",
+        "(SR-1 s)",
+        "apply s",
+        "other s",
+        "transitions",
+        "peak RSS MiB (growth)",
+    )
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("backend", "run") else "right")
+    for case in retention["cases"]:
+        for run, key in _RETENTION_RUNS:
+            f, plant = case[key], (None if key == "second" else key)
+            phases = f["phases"]
+            table.add_row(
+                case["backend"] + (" ‡" if case.get("engineChanged") else ""),
+                f"{case['memories']:,}",
+                run,
+                "—" if plant is None else f"{case['planting'][plant]['seconds']:.2f}",
+                f"{f['seconds']:.2f}",
+                f"{f['memoriesPerSecond']:,.0f}",
+                f"{phases['load']:.2f}",
+                f"{phases['plan']:.2f}",
+                f"{f['planPhases'].get('sr1', 0.0):.2f}",
+                f"{phases['apply']:.2f}",
+                f"{phases['other']:.2f}",
+                f"{f['transitions']:,}",
+                f"{_mib(f['peakRssBytes'])} (+{_mib(f['peakRssGrowthBytes'])})",
+            )
+    notes = ["SR-1: redaction of the compacted nodes' titles and summaries, part of plan"]
+    if retention.get("analyzeAfterPlanting"):
+        notes.append("PostgreSQL: ANALYZE after planting, not timed (bench/README.md)")
+    if any(case.get("engineChanged") for case in retention["cases"]):
+        notes.append("‡ reference_host/ changed between the dry and the real case")
+    table.caption = "; ".join(notes)
+    return table
+
+
+def retention_rules_table(retention: dict[str, Any]) -> Table:
+    table = Table(title="Retention run — transitions per rule (the work each run did)")
+    columns = ("backend", "memories", "run", *_RETENTION_RULES.values(), "links", "skipped")
+    for col in columns:
+        table.add_column(col, justify="left" if col in ("backend", "run") else "right")
+    for case in retention["cases"]:
+        for run, key in _RETENTION_RUNS:
+            f = case[key]
+            table.add_row(
+                case["backend"],
+                f"{case['memories']:,}",
+                run,
+                *(f"{f['counts'][rule]:,}" for rule in _RETENTION_RULES),
+                f"{f['links']:,}",
+                f"{sum(f['skipped'].values()):,}",
+            )
+    table.caption = "skipped: memories a rule passed over (protected type, promoted, checked out)"
+    return table
+
+
 def machine_line(machine: dict[str, Any]) -> str:
     return (
         f"{machine['date']} · {machine['nproc']} cores ({machine.get('cpuModel') or '?'}) · "

@@ -12,6 +12,7 @@ from conformance.client import HostClient
 from conformance.discovery import Discovery
 from conformance.distillation_seams import DistillationSeams
 from conformance.outcomes import Blocked, Unsupported
+from conformance.retention_seams import DISCOVERY_KEY, RetentionSeams
 from conformance.seams import ABSENT, CompactionSeams
 from conformance.verdict import Verdict
 
@@ -96,6 +97,19 @@ class Scenario:
                 f"distillation advertised but POST /v1/host/sample/memory/distill answered {status}"
             )
         return seams, block
+
+    def retention(self) -> RetentionSeams:
+        """Gate on the retention profile: UNSUPPORTED if not advertised, BLOCKED if its routes are absent."""
+        block = self.discovery.document.get(DISCOVERY_KEY)
+        if not isinstance(block, dict) or block.get("supported") is not True:
+            raise Unsupported(f"{DISCOVERY_KEY}.supported is not true (retention profile not advertised)")
+        seams = RetentionSeams(self.client, block)
+        status = self.session.probes.get("retention")
+        if status is None:
+            status = self.session.probes["retention"] = seams.probe().status
+        if status in ABSENT:
+            raise Blocked(f"retention profile advertised but {seams.base} routes answered {status}")
+        return seams
 
     def tenant_b(self) -> HostClient:
         if self.session.tenant_b is None:

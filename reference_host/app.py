@@ -28,6 +28,7 @@ from reference_host.errors import ApiError, envelope, install_error_handlers
 from reference_host.models import CompactRequest, PutEntryRequest, SecretRequest, SeedRequest
 from reference_host.redaction import Redactor
 from reference_host.routes_distillation import mount_distillation
+from reference_host.routes_retention import mount_retention
 from reference_host.scheduler import DistillScheduler
 from reference_host.store import DuplicateEntry, MemoryStore, NewEntry
 from reference_host.workspace import WorkspaceStore
@@ -100,6 +101,7 @@ def create_app(config: HostConfig) -> FastAPI:
     if config.test_seams and "seams-missing" not in faults:
         _mount_seams(app, config, store, compactor)
     mount_distillation(app, config, distiller, archives, workspace)
+    mount_retention(app, config, engine)
 
     @app.get("/v1/host/events")
     def event_log(

@@ -49,6 +49,10 @@ def serve(
         int | None,
         typer.Option(min=1, help="Token budget of scheduled runs (default: maxTokenBudget)."),
     ] = None,
+    retention_config: Annotated[
+        Path | None,
+        typer.Option(help="Retention config.yaml (default: the bundled one, the document's defaults)."),
+    ] = None,
 ) -> None:
     """Serve the host until interrupted."""
     if not api_key:
@@ -69,7 +73,13 @@ def serve(
             f"unknown fault mode {unknown[0]!r}; see `openwop-reference-host faults`",
             param_hint="--fault",
         )
+    from reference_host.retention.config import RetentionConfigError, load_config
     from reference_host.server import serve_forever
+
+    try:
+        retention = load_config(retention_config)
+    except RetentionConfigError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--retention-config") from None
 
     url = database_url or f"sqlite:///{Path('openwop-reference-host.db').resolve()}"
     if fault:
@@ -85,6 +95,7 @@ def serve(
         faults=Faults(frozenset(fault)),
         distill_cron=distill_cron,
         distill_budget=distill_budget,
+        retention=retention,
     )
     serve_forever(config, host, port)
 

@@ -20,7 +20,10 @@ from reference_host.store import CompactionWrite, Entry, MemoryStore, NewEntry
 
 SOURCE_IDS_LIMIT = 100  # RFC 0012 §B: sourceIds MAY be omitted only above this count
 WINDOW_MARGIN = 4096  # bytes of redacted text past the cap before the window stops widening
-_UNCLOSED_MARKER = re.compile(r"\[REDACTED:[^\]]*$")
+# Any proper prefix of `[REDACTED:<id>]` at the very end, from `[` on: `[`, `[REDA`, `[REDACTED:aw`.
+_PARTIAL_MARKER = re.compile(r"\[(?:R(?:E(?:D(?:A(?:C(?:T(?:E(?:D(?::[^\]]*)?)?)?)?)?)?)?)?)?\Z")
+# A fault mode's cap: drops a split marker only once its `[REDACTED:` opening is complete.
+_UNCLOSED_MARKER = re.compile(r"\[REDACTED:[^\]]*\Z")
 
 
 @dataclass(frozen=True)
@@ -42,12 +45,24 @@ class NothingToCompact(Exception):
 
 
 def truncate_utf8(text: str, max_bytes: int) -> str:
-    """Cap `text` at `max_bytes` of UTF-8 without splitting a code point or a redaction marker."""
+    """Cap `text` at `max_bytes` of UTF-8 without splitting a code point or a redaction marker.
+
+    A marker the cut splits is dropped whole, wherever the cut lands in it: a trailing `[`,
+    `[REDA` or `[REDACTED:aws-acc` goes, since it cannot be told from the start of a marker.
+    """
     encoded = text.encode("utf-8")
     if len(encoded) <= max_bytes:
         return text
     cut = encoded[:max_bytes].decode("utf-8", errors="ignore")
-    return _UNCLOSED_MARKER.sub("", cut)
+    return _PARTIAL_MARKER.sub("", cut)
+
+
+def _truncate_keeping_marker_prefix(text: str, max_bytes: int) -> str:
+    """`truncate_utf8` that only drops a split marker whose `[REDACTED:` is complete (a fault)."""
+    encoded = text.encode("utf-8")
+    if len(encoded) <= max_bytes:
+        return text
+    return _UNCLOSED_MARKER.sub("", encoded[:max_bytes].decode("utf-8", errors="ignore"))
 
 
 def _window(parts: list[str], budget: int) -> int:
@@ -140,6 +155,8 @@ class Compactor:
             take = min(len(parts), 2 * take)
         if "truncate-bytes-naive" in self.faults:
             return _naive_truncate(content, cap)
+        if "truncate-partial-marker-prefix" in self.faults:
+            return _truncate_keeping_marker_prefix(content, cap)
         return truncate_utf8(content, cap)
 
     def _harness(self, tenant: str, parts: list[str]) -> str:

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from reference_host.clock import Clock, system_clock
 from reference_host.faults import Faults
+from reference_host.retention.config import RetentionConfig
 
 MAX_ENTRY_SIZE_BYTES = 65536
 
@@ -29,3 +30,5 @@ class HostConfig:
     workspace_max_file_bytes: int = 1024 * 1024
     distill_cron: str | None = None  # crontab expression (UTC); None: no scheduled distillation
     distill_budget: int | None = None  # budget of scheduled runs; None: max_token_budget
+    # Phase 11 retention lifecycle (docs/retention.md): config.yaml, advertised in discovery
+    retention: RetentionConfig = field(default_factory=RetentionConfig)

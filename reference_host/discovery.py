@@ -7,6 +7,7 @@ from typing import Any
 
 from reference_host import __version__
 from reference_host.config import HostConfig
+from reference_host.routes_retention import DISCOVERY_KEY, capability_block
 from reference_host.tokens import DEFAULT_TOKENIZER
 
 
@@ -58,6 +59,8 @@ def discovery_document(config: HostConfig) -> dict[str, Any]:
             "vendor": "openwop-memory-conformance",
         },
     }
+    if "retention-not-advertised" not in faults:
+        document[DISCOVERY_KEY] = capability_block(config)  # a host extension, not a family
     if "discovery-wrapper-only" in faults:
         document["capabilities"] = families
     else:

@@ -369,8 +369,12 @@ class Redactor:
                 yield start, end, self._kind_label(shape.kind)
 
 
-_PLAIN_WORD_AFTER = re.compile(r"[A-Z]?[a-z]{1,23}")
+# Judged on the next source's whole first word, not just the piece a match took from it: `AKIA…`
+# takes only the `R` of `Runbook` or the `2` of `2nd`. A bare number or an all-caps run is not a
+# plain word here: it is spelled in the alphabet of the key before it (hex, AWS) and may be its end.
+_PLAIN_WORD_AFTER = re.compile(r"[A-Z]?[a-z]{1,23}|[0-9]{1,4}[a-z]{1,23}")
 _PLAIN_WORD_BEFORE = re.compile(r"[A-Za-z][a-z]{0,23}")
+_WORD_REST = re.compile(r"[A-Za-z0-9]*")
 
 
 def redact_joined(parts: Sequence[str], redactor: Redactor, separator: str = "\n") -> str:
@@ -385,7 +389,11 @@ def redact_joined(parts: Sequence[str], redactor: Redactor, separator: str = "\n
 
     One exception keeps prose intact: when the fragment on one side is already caught on its own
     and the other side is a plain word (`...<key>` | `Customer asked...`), the match only grew
-    across the boundary because the regex was greedy, so the word stays.
+    across the boundary because the regex was greedy, so the word stays. The next source's word is
+    judged whole, not just the piece the match took: `...<AWS key>` | `Runbook 1` matches only the
+    `R`, and `Runbook` (like `2nd`) is prose. A tail that is not a plain word (`Kq9xZ2...`, a bare
+    `1234` after a hex key) is still cut, and a fragment that is not caught on its own is always
+    cut, whatever the other side starts with (`...AKIAIOSFOD` | `NN7EXAMPLE...`).
     """
     parts = list(parts)
     if len(parts) > 1:
@@ -447,10 +455,11 @@ def _cut_straddling(parts: list[str], redactor: Redactor, separator: str = "") -
         head_lo = min(f.start - starts[first], len(parts[first]))  # a match may start in a separator
         tail_hi = min(f.end - starts[last], len(parts[last]))
         if last == first + 1:
-            head, tail = parts[first][head_lo:], parts[last][:tail_hi]
+            head = parts[first][head_lo:]
+            tail_word = parts[last][:tail_hi] + _WORD_REST.match(parts[last], tail_hi).group()
             head_alone = covered(first, head_lo, len(parts[first]))
             tail_alone = covered(last, 0, tail_hi)
-            if (head_alone and _PLAIN_WORD_AFTER.fullmatch(tail)) or (
+            if (head_alone and _PLAIN_WORD_AFTER.fullmatch(tail_word)) or (
                 tail_alone and _PLAIN_WORD_BEFORE.fullmatch(head)
             ):
                 continue

@@ -7,7 +7,7 @@ dotted key (`memory_retention.compaction.min_age_days: ...`), never a traceback 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -148,3 +148,10 @@ def load_config(path: Path | str | None = None) -> RetentionConfig:
     except yaml.YAMLError as exc:
         raise RetentionConfigError("<file>", f"not valid YAML: {exc}") from None
     return parse_config(document)
+
+
+def config_document(config: RetentionConfig) -> dict[str, Any]:
+    """The effective configuration in config.yaml's own shape (advertised in discovery, shown by the CLI)."""
+    body = asdict(config)
+    body["protected_memory_types"] = list(config.protected_memory_types)
+    return {"memory_retention": body}

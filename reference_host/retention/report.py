@@ -56,3 +56,31 @@ class RetentionReport:
 
     def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "counts": self.counts()}
+
+
+def report_to_wire(report: RetentionReport) -> dict[str, object]:
+    """The camelCase `RetentionReport` of docs/retention-profile.md (CLI `--json`, HTTP routes, MCP).
+
+    The tenant is not on the wire: every caller is already scoped to one.
+    """
+    return {
+        "project": report.project,
+        "now": report.now,
+        "dryRun": report.dry_run,
+        "enabled": report.enabled,
+        "transitions": [
+            {
+                "memoryId": t.memory_id,
+                "fromStatus": t.from_status,
+                "toStatus": t.to_status,
+                "rule": t.rule,
+                "reason": t.reason,
+            }
+            for t in report.transitions
+        ],
+        "links": [
+            {"fromId": k.from_id, "toId": k.to_id, "relationType": k.relation_type} for k in report.links
+        ],
+        "skipped": [{"memoryId": s.memory_id, "rule": s.rule, "reason": s.reason} for s in report.skipped],
+        "counts": report.counts(),
+    }

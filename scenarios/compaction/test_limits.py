@@ -1,14 +1,29 @@
 """RFC 0012 §A limits: an over-size compaction stays within maxOutputBytes and is still valid text."""
 
 import re
+from collections import Counter
+from itertools import pairwise
 
 import pytest
 
 from conformance.compaction_checks import Compaction, read_output
+from conformance.oracles.secrets import load_corpus
 from conformance.seams import entry
 
 REPLACEMENT = "\ufffd"
-UNCLOSED_MARKER = re.compile(r"\[REDACTED:[^\]]*$")
+# A marker the cap cut: any proper prefix of `[REDACTED:<id>]` at the very end, from `[` on
+# (`[`, `[REDA`, `[REDACTED`, `[REDACTED:aws-acc`), not only one whose `[REDACTED:` is complete.
+PARTIAL_MARKER = re.compile(r"\[(?:R(?:E(?:D(?:A(?:C(?:T(?:E(?:D(?::[^\]]*)?)?)?)?)?)?)?)?)?\Z")
+MARKER_BYTES = re.compile(rb"\[REDACTED:[^\[\]]{1,80}\]")
+MIN_MARKER = len("[REDACTED:x]")
+# How many bytes of the next marker the cut should keep in the aimed runs: `[`, `[REDA`,
+# `[REDACTED`; and -1, all of it but the closing `]`.
+AIMED_KEEPS = (1, 5, 9, -1)
+# Prose between the keys: a sparse layout keeps the runs cheap for any harness, markers evenly spaced.
+FILLER = (
+    "was rotated after the quarterly audit, and the platform team updated the runbook, the alert "
+    "routing and the on-call notes so that nobody pastes a live credential into a ticket again."
+)
 
 
 @pytest.mark.requirement("rfc0012.limits.output-within-max", "rfc0012.limits.output-valid-utf8")
@@ -45,9 +60,68 @@ def test_oversize_sources_are_capped_cleanly(ctx):
         ]
         seams.seed(ref, entries)
         _check_capped(ctx, seams, ref, max_out)
+    _check_markers_capped(ctx, seams, max_out, max_entry, max_in)
 
 
-def _check_capped(ctx, seams, ref, max_out):
+def _check_markers_capped(ctx, seams, max_out, max_entry, max_in):
+    """Sources with a key every few hundred bytes, with the cut aimed at the opening of a marker.
+
+    A cut inside `[REDACTED:` is where a host that only drops an unclosed `[REDACTED:…` leaves
+    `[REDA` behind. Where the cut lands depends on the host's marker labels and join, so a first
+    run shows the layout (the marker, its period, where the cap fell) and the next runs shift the
+    sources so the cap keeps 1, 5, 9 and all but one byte of a marker. Every run is checked
+    whatever its layout; the aiming only makes the telling cuts happen.
+    """
+    key = next(s.value for s in load_corpus().secrets if s.kind == "aws-access-key")
+    unit = f"{key} {FILLER}"
+    limit = min(max_out, max_entry) if isinstance(max_entry, int) and max_entry > 0 else max_out
+    units_per_entry = max(1, (limit - 512) // (len(unit) + 1))  # room left for the shift pad
+    body = " ".join([unit] * units_per_entry)
+    # Each unit keeps its filler and at least a 12-byte marker: enough units to overflow twice over.
+    least = units_per_entry * (MIN_MARKER + 2 + len(FILLER))
+    count = min(200, 2 + (2 * max_out) // least)
+    compacted = min(count, max_in) if isinstance(max_in, int) and max_in > 1 else count
+    if compacted * least <= max_out:
+        return  # cannot overflow the cap with these sources; the multi-byte runs stand as evidence
+
+    def run(shift, label):
+        ref = ctx.unique_ref(label)
+        pad = "#" * shift + " "
+        seams.seed(
+            ref, [entry(ctx.unique_id(f"keys-{i}"), (pad if i == 0 else "") + body) for i in range(count)]
+        )
+        return _check_capped(ctx, seams, ref, max_out, aimed=label)
+
+    layout = _layout(run(0, "keys"), max_out)
+    if layout is None:
+        return  # no markers to cut (redaction is judged by the RFC 0012 §D scenarios)
+    marker, period, kept = layout
+    shifts = {(kept - (want % len(marker))) % period for want in AIMED_KEEPS}
+    room = limit - len(body.encode()) - 1
+    for shift in sorted(s for s in shifts if 0 < s < room):
+        run(shift, f"keys-shift{shift}")
+
+
+def _layout(text, max_out):
+    """The host's marker, the byte period of markers, and how many bytes of a marker the cap kept.
+
+    `kept` assumes the host cut at exactly maxOutputBytes; it is negative when the cut fell in the
+    text between two markers. None when the output holds fewer than two markers.
+    """
+    if text is None:
+        return None
+    data = text.encode("utf-8", errors="surrogatepass")
+    found = list(MARKER_BYTES.finditer(data))
+    if len(found) < 2:
+        return None
+    marker = Counter(m.group() for m in found).most_common(1)[0][0]
+    period = Counter(b.start() - a.start() for a, b in pairwise(found)).most_common(1)[0][0]
+    if period < len(marker):
+        return None
+    return marker, period, max_out - (found[-1].start() + period)
+
+
+def _check_capped(ctx, seams, ref, max_out, aimed=None):
     result = Compaction(seams.compact(ref))
     content = result.output_content
     read = read_output(seams, ref, result.output_id)
@@ -61,7 +135,7 @@ def _check_capped(ctx, seams, ref, max_out):
             "rfc0012.limits.output-valid-utf8",
             "neither outputContent nor a read surface shows the output",
         )
-        return
+        return None
     for label, text in (("echoed", content), ("read back", stored)):
         if text is None:
             continue
@@ -77,9 +151,16 @@ def _check_capped(ctx, seams, ref, max_out):
             note=f"{label} output ≤ maxOutputBytes",
         )
         lone_surrogate = any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+        partial = PARTIAL_MARKER.search(text)
         ctx.check(
             "rfc0012.limits.output-valid-utf8",
-            REPLACEMENT not in text and not lone_surrogate and not UNCLOSED_MARKER.search(text),
-            {"tail": text[-40:], "replacementChars": text.count(REPLACEMENT)},
-            note=f"{label} output: no U+FFFD, no lone surrogate, no half marker",
+            REPLACEMENT not in text and not lone_surrogate and not partial,
+            {
+                "tail": text[-40:],
+                "replacementChars": text.count(REPLACEMENT),
+                "partialMarker": partial.group() if partial else None,
+                "run": aimed,
+            },
+            note=f"{label} output: no U+FFFD, no lone surrogate, no half marker (not even `[REDA`)",
         )
+    return content if content is not None else stored

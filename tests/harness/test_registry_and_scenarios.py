@@ -11,7 +11,7 @@ from conformance.requirements import LEVELS, registry
 ID_RE = re.compile(r"^[a-z0-9]+(\.[A-Za-z0-9-]+)+$")
 
 
-ID_LIKE = re.compile(r"^(rfc\d{4}|discovery|errors|auth|retention)\.[A-Za-z0-9.-]+$")
+ID_LIKE = re.compile(r"^(rfc\d{4}|p11|discovery|errors|auth|retention)\.[A-Za-z0-9.-]+$")
 
 
 def _scenario_ids() -> dict[str, set[str]]:

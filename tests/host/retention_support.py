@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from reference_host.clock import to_wire
 from reference_host.database import create_engine, upgrade
 from reference_host.devdb import create_database
-from reference_host.retention import RetentionConfig, RetentionReport, run_retention
+from reference_host.retention import BranchState, RetentionConfig, RetentionReport, run_retention
 from reference_host.tables import lifecycle_memories, lifecycle_relations
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -65,6 +65,10 @@ def put(
     under_review: int = 0,
     last_retrieved: timedelta | None = None,
     title: str | None = None,
+    summary: str | None = None,
+    branch_scope: str = "global",
+    compacted_into_id: str | None = None,
+    promoted: int = 0,
 ) -> str:
     """Plant one memory created `age` ago and last updated `idle` ago (default: when created)."""
     created = NOW - age
@@ -79,8 +83,11 @@ def put(
                 kind=kind,
                 status=status,
                 title=title or f"title {memory_id}",
-                summary=f"summary {memory_id}",
+                summary=f"summary {memory_id}" if summary is None else summary,
                 branch=branch,
+                branch_scope=branch_scope,
+                compacted_into_id=compacted_into_id,
+                branch_promotion_eligible=promoted,
                 under_review=under_review,
                 created_at=to_wire(created),
                 updated_at=to_wire(updated),
@@ -133,8 +140,11 @@ def run(
     tenant: str = "t",
     project: str = "p",
     now: datetime = NOW,
+    branches: BranchState | None = None,
 ) -> RetentionReport:
-    return run_retention(engine, tenant_id=tenant, project=project, now=now, config=config, dry_run=dry_run)
+    return run_retention(
+        engine, tenant_id=tenant, project=project, now=now, config=config, dry_run=dry_run, branches=branches
+    )
 
 
 def moved(report: RetentionReport) -> dict[str, tuple[str | None, str, str]]:

@@ -73,16 +73,46 @@ def test_source_ids_omitted_only_above_100(store):
     assert "sourceIds" not in above and above["sourceCount"] == 101
 
 
-@pytest.mark.parametrize("text", ["aé日🚀" * 50, "x" * 99 + "[REDACTED:openai-key] tail", "🚀" * 40])
-@pytest.mark.parametrize("cap", [1, 2, 3, 5, 17, 64, 100, 101, 102, 103])
+MARKER = "[REDACTED:openai-key]"
+
+
+def _ends_in_part_of_a_marker(text):
+    return any(text.endswith(MARKER[:n]) for n in range(1, len(MARKER)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["aé日🚀" * 50, "x" * 99 + MARKER + " tail", "🚀" * 40, "日" * 33 + MARKER + "日本"],
+    ids=["mixed", "ascii-marker", "emoji", "cjk-marker"],
+)
+@pytest.mark.parametrize("cap", [1, 2, 3, 5, 17, 64, *range(99, 124)])
 def test_truncate_utf8_never_splits_a_code_point_or_marker(text, cap):
     cut = truncate_utf8(text, cap)
     encoded = cut.encode("utf-8")
     assert len(encoded) <= cap
     assert text.startswith(cut)
     assert "\ufffd" not in cut
-    tail = cut.rsplit("[REDACTED:", 1)
-    assert len(tail) == 1 or "]" in tail[1]
+    assert not _ends_in_part_of_a_marker(cut), cut[-24:]
+
+
+@pytest.mark.parametrize("kept", range(1, len(" [REDACTED:aws-access-key]")))
+def test_truncate_utf8_drops_every_proper_prefix_of_a_split_marker(kept):
+    """`[`, `[REDA`, `[REDACTED` go as surely as `[REDACTED:aws`: a partial marker is never left."""
+    text = "x" * 10 + " [REDACTED:aws-access-key]"
+    assert truncate_utf8(text, 10 + kept) == "x" * 10 + " "
+
+
+def test_truncate_utf8_regression_half_opening_of_a_marker():
+    assert truncate_utf8("x" * 10 + " [REDACTED:aws-access-key]", 16) == "xxxxxxxxxx "
+    assert truncate_utf8("x" * 10 + " [REDACTED:aws-access-key]", 11 + 9) == "xxxxxxxxxx "
+
+
+def test_truncate_utf8_keeps_complete_markers_and_cuts_on_code_points():
+    text = "é" * 4 + "[REDACTED:x]" + "🚀" * 3
+    assert truncate_utf8(text, 8 + 12) == "é" * 4 + "[REDACTED:x]"
+    assert truncate_utf8(text, 8 + 12 + 3) == "é" * 4 + "[REDACTED:x]"
+    assert truncate_utf8(text, 8 + 12 + 4) == "é" * 4 + "[REDACTED:x]🚀"
+    assert truncate_utf8(text, 7) == "ééé"
 
 
 def test_failed_write_leaves_nothing_behind(store, monkeypatch):

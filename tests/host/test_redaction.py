@@ -15,7 +15,7 @@ from conformance.oracles.secrets import (
     find_leaks,
     load_corpus,
 )
-from reference_host.redaction import SHAPES, Redactor, looks_random, redact_joined
+from reference_host.redaction import SHAPES, Redactor, looks_random, redact_joined, redact_parts
 
 CORPUS = load_corpus()
 REGISTERED = {CORPUS.registered.secret_id: CORPUS.registered.value}
@@ -224,6 +224,58 @@ def test_redact_joined_keeps_a_word_glued_to_a_complete_key(redactor: Redactor) 
     key = next(s.value for s in CORPUS.secrets if s.id == "github-classic-pat")
     out = redact_joined([f"token {key}", "Customer asked about pricing tiers."], redactor)
     assert out == "token [REDACTED:github-token]\nCustomer asked about pricing tiers."
+
+
+AWS_KEY = next(s.value for s in CORPUS.secrets if s.id == "aws-access-key-id")  # AKIA + 16 of [A-Z0-9]
+
+
+@pytest.mark.parametrize(
+    "after",
+    ["Runbook 1", "Rotated by ops.", "2nd rotation done", "10am sync", "runbook 1", "Customer asked"],
+)
+def test_redact_joined_keeps_the_first_word_of_the_next_entry(redactor: Redactor, after: str) -> None:
+    """`AKIA…` glued to `Runbook` matches only the `R`: the word is prose and stays whole."""
+    parts = [f"rotated {AWS_KEY}", after]
+    expected = ["rotated [REDACTED:aws-access-key]", after]
+    assert redact_joined(parts, redactor).split("\n") == expected
+    assert redact_parts(parts, redactor) == expected
+
+
+@pytest.mark.parametrize(
+    ("parts", "expected"),
+    [
+        # Neither half is a key alone: the tail is cut whatever letter it starts with.
+        (
+            ["rotated " + AWS_KEY[:10], AWS_KEY[10:] + " Runbook"],
+            ["rotated [REDACTED:aws-access-key]", " Runbook"],
+        ),
+        # A complete key whose value runs on in capitals and digits: not a plain word, cut.
+        (["rotated " + AWS_KEY, "QX7Z9 Runbook"], ["rotated [REDACTED:aws-access-key]", " Runbook"]),
+    ],
+)
+def test_redact_joined_cuts_a_split_key_whose_tail_starts_with_a_capital(
+    redactor: Redactor, parts: list[str], expected: list[str]
+) -> None:
+    assert redact_joined(parts, redactor).split("\n") == expected
+    assert redact_parts(parts, redactor) == expected
+
+
+def test_redact_joined_cuts_a_split_high_entropy_key_whose_tail_starts_with_a_capital(
+    redactor: Redactor,
+) -> None:
+    head, tail = "q7VxLm2Rk9TzWp4Ys8NdHc3Jf6Bg1Qa5w", "Ke0Mu"  # the 33-char head is a key on its own
+    secret = head + tail
+    assert tail[0].isupper() and redactor.redact(f"key {head}") == "key [REDACTED:high-entropy]"
+    out = redact_joined([f"key {head}", f"{tail} Runbook"], redactor)
+    assert out == "key [REDACTED:high-entropy]\n Runbook"
+    assert find_leaks(out, {"k": secret}, allow_whitespace_split=True) == []
+
+
+def test_redact_joined_cuts_digits_that_continue_a_hex_key(redactor: Redactor) -> None:
+    """A bare number is spelled in a hex key's alphabet: after a complete hex key it may be its end."""
+    secret = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c" + "1234"
+    out = redact_joined([f"sha {secret[:32]}", f"{secret[32:]} plan"], redactor)
+    assert out == "sha [REDACTED:hex-token]\n plan"
 
 
 def test_redact_joined_still_redacts_each_part(redactor: Redactor) -> None:

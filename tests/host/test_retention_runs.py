@@ -197,3 +197,25 @@ def tenant_rows(db, tenant):
     with db.connect() as conn:
         rows = conn.execute(lifecycle_memories.select().where(lifecycle_memories.c.tenant_id == tenant))
         return {r.id: dict(r._mapping) for r in rows}
+
+
+@pytest.mark.parametrize("victim", ["stale-old", "grp1"])
+def test_a_row_changed_underneath_rolls_the_whole_run_back(db, monkeypatch, victim):
+    """Applying re-checks every row's status (batched UPDATEs): one mismatch aborts everything."""
+    from reference_host.retention import RetentionConflict, engine
+
+    plant_mixed(db)
+    original = engine._load
+
+    def load_then_interfere(conn, tenant_id, project, faults=None):
+        loaded = original(conn, tenant_id, project, faults)
+        conn.execute(
+            lifecycle_memories.update().where(lifecycle_memories.c.id == victim).values(status="needs_review")
+        )
+        return loaded
+
+    monkeypatch.setattr(engine, "_load", load_then_interfere)
+    before = snapshot(db)
+    with pytest.raises(RetentionConflict, match=victim):
+        run(db, dry_run=False)
+    assert snapshot(db) == before  # the interfering UPDATE rolled back with the run

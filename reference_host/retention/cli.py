@@ -1,0 +1,455 @@
+"""`memory retention status|report|run|restore <project>` and `memory mcp`: retention from a shell.
+
+Why a CLI of its own: the retention document names these exact commands. Dry run is the default for
+`run` and `restore` ("Default retention runs are always --dry-run unless explicitly overridden"); only
+`--no-dry-run` changes rows. Time is an input (`--now`), like everywhere in the host. The readable
+output is rich tables; `--json` prints the wire shapes of docs/retention-profile.md instead.
+
+Exit codes: 0 success, 1 a refused operation (restore of a memory that is not archived, a run that
+hit a concurrent change), 2 bad usage: arguments, config file, or a database that cannot be opened.
+The CLI never creates a SQLite file: a path that does not exist is an error, not an empty project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import sqlalchemy as sa
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from reference_host.clock import from_wire, system_clock
+from reference_host.retention.config import RetentionConfig, RetentionConfigError, load_config
+from reference_host.retention.states import Status
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="Project memory: Phase 11 retention diagnostics, runs and restore; MCP resources.",
+)
+retention_app = typer.Typer(
+    no_args_is_help=True, help="Retention lifecycle of one project (dry run by default)."
+)
+app.add_typer(retention_app, name="retention")
+
+DEFAULT_DATABASE_FILE = "openwop-reference-host.db"
+
+
+def _label(value: str | None) -> str | None:
+    """Projects and tenants are 1-200 characters (the columns' width), as on the HTTP routes."""
+    if value is not None and not 1 <= len(value) <= 200:
+        raise typer.BadParameter("must be 1-200 characters")
+    return value
+
+
+ProjectArg = Annotated[
+    str, typer.Argument(help="Project name (a label: an unknown one has no memories).", callback=_label)
+]
+DatabaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        envvar="OPENWOP_DATABASE_URL",
+        help=f"SQLAlchemy URL (postgresql+psycopg://… too); default ./{DEFAULT_DATABASE_FILE}.",
+    ),
+]
+TenantOpt = Annotated[
+    str, typer.Option("--tenant", envvar="OPENWOP_TENANT", help="Tenant id.", callback=_label)
+]
+NowOpt = Annotated[
+    str | None, typer.Option("--now", help="RFC 3339 date-time with offset; default the system clock.")
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="Retention config.yaml; default the bundled one (the document's)."),
+]
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--repo", help="Git repository for branch cleanup (read-only); default none: no branch cleanup."
+    ),
+]
+MainlineOpt = Annotated[
+    str | None, typer.Option("--mainline", help="Mainline branch of --repo; default main, else master.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the wire JSON (docs/retention-profile.md).")]
+DryRunOpt = Annotated[
+    bool,
+    typer.Option("--dry-run/--no-dry-run", help="Dry run (the default) reports without changing anything."),
+]
+
+# Piped or captured output is not cut at rich's 80-column fallback (COLUMNS still wins when set).
+_WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160
+out = Console(highlight=False, width=_WIDTH)
+err = Console(stderr=True, highlight=False)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """One plain line on stderr, no traceback."""
+    err.print(f"memory: {message}", markup=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def default_database_url() -> str:
+    """The host's own default (`openwop-reference-host serve`): a SQLite file in the working directory."""
+    return f"sqlite:///{Path(DEFAULT_DATABASE_FILE).resolve()}"
+
+
+def _sqlite_file(url: sa.URL) -> Path | None:
+    """The file behind a SQLite URL; None for other backends and in-memory databases."""
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def open_database(url: str | None) -> sa.Engine:
+    """Engine on `url`, migrated to head (idempotent); any failure is one line and exit 2."""
+    from reference_host.database import create_engine, upgrade
+
+    url = url or default_database_url()
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        fail(f"not a database URL: {url!r}")
+    shown = parsed.render_as_string(hide_password=True)
+    path = _sqlite_file(parsed)
+    if path is not None and not path.is_file():
+        fail(f"no database at {path} (the memory CLI never creates one; check --database-url)")
+    try:
+        engine = create_engine(url)
+        upgrade(engine)
+    except Exception as exc:  # the boundary: driver, network and migration errors all end here
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
+        fail(f"cannot open database {shown}: {detail[0]}")
+    return engine
+
+
+def parse_now(value: str | None) -> datetime:
+    if value is None:
+        return system_clock()
+    try:
+        return from_wire(value)
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"not an RFC 3339 date-time with offset ({exc})", param_hint="--now"
+        ) from None
+
+
+def read_config(path: Path | None) -> RetentionConfig:
+    try:
+        return load_config(path)
+    except RetentionConfigError as exc:
+        fail(f"invalid retention config{f' {path}' if path else ''}: {exc}")
+
+
+def branch_options(repo: Path | None, mainline: str | None) -> dict[str, Any]:
+    """`run_retention(branches=...)` from a read-only look at `repo`; no `--repo`: no branch cleanup."""
+    if repo is None:
+        if mainline is not None:
+            raise typer.BadParameter("needs --repo", param_hint="--mainline")
+        return {}
+    from reference_host.retention.gitstate import GitStateError, read_branch_state
+
+    try:
+        return {"branches": read_branch_state(repo, mainline=mainline)}
+    except GitStateError as exc:
+        fail(f"cannot read Git branches: {exc}")
+
+
+def print_json(document: object) -> None:
+    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+# -- readable output ---------------------------------------------------------------------------------
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def show_status(status: dict[str, Any], tenant: str) -> None:
+    out.print(f"Retention status of project {status['project']!r} (tenant {tenant!r}) at {status['now']}")
+    counts = _table("Memories by status", "status", "count")
+    for name, count in status["counts"].items():
+        counts.add_row(name, str(count))
+    counts.add_row("total", str(status["total"]), style="bold")
+    out.print(counts)
+    if status["byKind"]:
+        present = [s.value for s in Status if any(s.value in per for per in status["byKind"].values())]
+        kinds = _table("Memories by kind", "kind", *present)
+        for kind, per in status["byKind"].items():
+            kinds.add_row(kind, *(str(per.get(name, 0)) for name in present))
+        out.print(kinds)
+    out.print(f"Protected-type memories: {status['protected']}")
+    out.print(f"Compaction sources (compacted_into_id set): {status['compactionSources']}")
+    show_counts("Pending (dry run now)", status["pending"])
+
+
+def show_counts(title: str, counts: dict[str, int]) -> None:
+    if not counts:
+        out.print(f"{title}: nothing")
+        return
+    table = _table(title, "rule", "memories")
+    for rule, count in counts.items():
+        table.add_row(rule, str(count))
+    out.print(table)
+
+
+def show_transitions(report: dict[str, Any], title: str) -> None:
+    if not report["enabled"]:
+        out.print("Retention is disabled (memory_retention.enabled: false): nothing to do.")
+        return
+    if not report["transitions"]:
+        out.print(f"{title}: none")
+    else:
+        table = _table(title, "memory", "from", "to", "rule", "reason")
+        for t in report["transitions"]:
+            table.add_row(t["memoryId"], t["fromStatus"] or "(new)", t["toStatus"], t["rule"], t["reason"])
+        out.print(table)
+    if report["links"]:
+        out.print(f"Lineage links (compaction_source): {len(report['links'])}")
+    if report["skipped"]:
+        skipped = _table("Skipped", "memory", "rule", "reason")
+        for s in report["skipped"]:
+            skipped.add_row(s["memoryId"], s["rule"], s["reason"])
+        out.print(skipped)
+
+
+def show_compaction(compaction: dict[str, Any]) -> None:
+    out.print(
+        f"Compaction report of project {compaction['project']!r} at {compaction['now']} "
+        f"(min_related_memories={compaction['minRelatedMemories']})"
+    )
+    if compaction["groups"]:
+        groups = _table(
+            "Groups", "branch", "scope", "parent", "kind", "size", "eligible", "memories", "reason"
+        )
+        for g in compaction["groups"]:
+            groups.add_row(
+                g["branch"] or "mainline",
+                g["branchScope"],
+                g["parentId"] or "-",
+                g["kind"] or "(any)",
+                str(g["size"]),
+                "yes" if g["eligible"] else "no",
+                ", ".join(g["memoryIds"]),
+                g["reason"],
+            )
+        out.print(groups)
+    else:
+        out.print("Groups: none")
+    if compaction["excluded"]:
+        excluded = _table("Excluded from compaction", "memory", "reason")
+        for e in compaction["excluded"]:
+            excluded.add_row(e["memoryId"], e["reason"])
+        out.print(excluded)
+
+
+def dry_run_notice(command: str, as_json: bool) -> None:
+    """Said on stderr with --json, so stdout stays one JSON document."""
+    console = err if as_json else out
+    console.print(
+        f"DRY RUN: nothing was changed. To apply, repeat with --no-dry-run: {command} --no-dry-run",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+# -- commands ----------------------------------------------------------------------------------------
+
+
+def _context(
+    database_url: str | None, now: str | None, config: Path | None
+) -> tuple[sa.Engine, datetime, RetentionConfig]:
+    moment = parse_now(now)  # argument errors first: they need no database
+    settings = read_config(config)
+    return open_database(database_url), moment, settings
+
+
+@retention_app.command("status")
+def status_command(
+    project: ProjectArg,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    now: NowOpt = None,
+    config: ConfigOpt = None,
+    repo: RepoOpt = None,
+    mainline: MainlineOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Lifecycle counts by status and kind, and what a run now would do (read-only)."""
+    from reference_host.retention.diagnostics import retention_status
+
+    branches = branch_options(repo, mainline)
+    engine, moment, settings = _context(database_url, now, config)
+    status = retention_status(
+        engine, tenant_id=tenant, project=project, now=moment, config=settings, **branches
+    )
+    if as_json:
+        print_json(status)
+    else:
+        show_status(status, tenant)
+
+
+@retention_app.command("report")
+def report_command(
+    project: ProjectArg,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    now: NowOpt = None,
+    config: ConfigOpt = None,
+    repo: RepoOpt = None,
+    mainline: MainlineOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Compaction groups and exclusions, plus every transition a run now would make (read-only)."""
+    from reference_host.retention.diagnostics import compaction_report
+    from reference_host.retention.engine import run_retention
+    from reference_host.retention.report import report_to_wire
+
+    branches = branch_options(repo, mainline)
+    engine, moment, settings = _context(database_url, now, config)
+    scope: dict[str, Any] = {"tenant_id": tenant, "project": project, "now": moment, "config": settings}
+    compaction = compaction_report(engine, **scope)
+    pending = report_to_wire(run_retention(engine, **scope, dry_run=True, **branches))
+    if as_json:
+        print_json({"compactionReport": compaction, "pendingRun": pending})
+        return
+    show_compaction(compaction)
+    show_transitions(pending, "Pending transitions (dry run)")
+
+
+def _apply_or_fail(action: Callable[[], Any]) -> Any:
+    from reference_host.retention.engine import RestoreError, RetentionConflict
+
+    try:
+        return action()
+    except (RestoreError, RetentionConflict) as exc:
+        fail(str(exc), code=1)
+
+
+@retention_app.command("run")
+def run_command(
+    project: ProjectArg,
+    dry_run: DryRunOpt = True,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    now: NowOpt = None,
+    config: ConfigOpt = None,
+    repo: RepoOpt = None,
+    mainline: MainlineOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Run retention on one project: a dry run unless --no-dry-run."""
+    from reference_host.retention.engine import run_retention
+    from reference_host.retention.report import report_to_wire
+
+    branches = branch_options(repo, mainline)
+    engine, moment, settings = _context(database_url, now, config)
+    report = _apply_or_fail(
+        lambda: run_retention(
+            engine,
+            tenant_id=tenant,
+            project=project,
+            now=moment,
+            config=settings,
+            dry_run=dry_run,
+            **branches,
+        )
+    )
+    wire = report_to_wire(report)
+    if as_json:
+        print_json(wire)
+    else:
+        heading = "Retention run (DRY RUN)" if dry_run else "Retention run (applied)"
+        out.print(f"{heading}: project {project!r} (tenant {tenant!r}) at {wire['now']}")
+        show_transitions(wire, "Transitions")
+        show_counts("Counts", wire["counts"])
+    if dry_run:
+        dry_run_notice(f"memory retention run {project}", as_json)
+
+
+@retention_app.command("restore")
+def restore_command(
+    project: ProjectArg,
+    memory_id: Annotated[str, typer.Argument(help="Id of the archived memory.")],
+    dry_run: DryRunOpt = True,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Return an archived memory to the status it had when archived: a dry run unless --no-dry-run."""
+    from reference_host.retention.engine import restore
+    from reference_host.retention.report import report_to_wire
+
+    moment = parse_now(now)
+    engine = open_database(database_url)
+    report = _apply_or_fail(
+        lambda: restore(
+            engine, tenant_id=tenant, project=project, memory_id=memory_id, now=moment, dry_run=dry_run
+        )
+    )
+    wire = report_to_wire(report)
+    if as_json:
+        print_json(wire)
+    else:
+        heading = "Restore (DRY RUN)" if dry_run else "Restore (applied)"
+        out.print(f"{heading}: project {project!r} (tenant {tenant!r}) at {wire['now']}")
+        show_transitions(wire, "Transitions")
+    if dry_run:
+        dry_run_notice(f"memory retention restore {project} {memory_id}", as_json)
+
+
+@app.command("mcp")
+def mcp_command(
+    project: Annotated[
+        str | None,
+        typer.Option(
+            "--project",
+            envvar="OPENWOP_PROJECT",
+            help="The 'current' project; default the cwd's name.",
+            callback=_label,
+        ),
+    ] = None,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    now: Annotated[
+        str | None,
+        typer.Option("--now", help="Fixed RFC 3339 time for every read (tests); default the clock."),
+    ] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Serve the retention MCP resources over stdio (memory://project/current/…)."""
+    from reference_host.retention.mcp_server import serve_stdio
+
+    project = project or Path.cwd().name
+    if not 1 <= len(project) <= 200:
+        raise typer.BadParameter(
+            "the working directory's name is no project name; give one", param_hint="--project"
+        )
+    fixed = parse_now(now) if now is not None else None
+    settings = read_config(config)
+    engine = open_database(database_url)
+    clock: Callable[[], datetime] = (lambda: fixed) if fixed is not None else system_clock
+    serve_stdio(engine, tenant_id=tenant, project=project, config=settings, clock=clock)
+
+
+def main() -> None:
+    app(prog_name="memory")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""The retention document's MCP resources over stdio, with the official SDK (`mcp` 2.x `MCPServer`).
+
+    memory://project/current/retention-status   — lifecycle count diagnostics (RetentionStatus)
+    memory://project/current/compaction-report  — compaction group candidates (CompactionReport)
+
+Why "current" is fixed at start: an MCP client (an IDE agent) starts one server per workspace, so the
+project is a start-up argument, not part of the URI. Each read computes the document afresh at the
+clock's `now`. stdout carries only the protocol: the SDK logs to stderr, and this module prints nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import datetime
+
+import sqlalchemy as sa
+from mcp.server.mcpserver import MCPServer
+
+from reference_host.retention.config import RetentionConfig
+from reference_host.retention.diagnostics import compaction_report, retention_status
+
+STATUS_URI = "memory://project/current/retention-status"
+COMPACTION_URI = "memory://project/current/compaction-report"
+JSON = "application/json"
+
+
+def build_server(
+    engine: sa.Engine,
+    *,
+    tenant_id: str,
+    project: str,
+    config: RetentionConfig,
+    clock: Callable[[], datetime],
+) -> MCPServer:
+    """An MCPServer exposing the two read-only resources of `project` (nothing else: no tools)."""
+    server: MCPServer = MCPServer(
+        name="openwop-memory-retention",
+        instructions=f"Read-only retention diagnostics of project {project!r}.",
+        log_level="WARNING",
+    )
+
+    @server.resource(
+        STATUS_URI,
+        name="retention-status",
+        title=f"Retention status of {project}",
+        description="Lifecycle count diagnostics: memories by status and kind, and what a run now would do.",
+        mime_type=JSON,
+    )
+    def status() -> str:
+        document = retention_status(engine, tenant_id=tenant_id, project=project, now=clock(), config=config)
+        return json.dumps(document)
+
+    @server.resource(
+        COMPACTION_URI,
+        name="compaction-report",
+        title=f"Compaction report of {project}",
+        description="Compaction group candidates: each group, whether it is eligible and why; exclusions.",
+        mime_type=JSON,
+    )
+    def compaction() -> str:
+        document = compaction_report(engine, tenant_id=tenant_id, project=project, now=clock(), config=config)
+        return json.dumps(document)
+
+    return server
+
+
+def serve_stdio(
+    engine: sa.Engine,
+    *,
+    tenant_id: str,
+    project: str,
+    config: RetentionConfig,
+    clock: Callable[[], datetime],
+) -> None:
+    """Serve until the client closes stdin."""
+    build_server(engine, tenant_id=tenant_id, project=project, config=config, clock=clock).run("stdio")

@@ -1,0 +1,128 @@
+"""Phase 11 §Protected types: "Protected types are excluded from all automatic lifecycle transitions" —
+never expired, archived (stale, superseded, branch cleanup) or compacted by a run. Each protected memory
+has an unprotected twin the same rule does move, so a rule that moves nothing cannot pass for one that
+respects the list. Graded on read-back; how the report mentions a protected memory (e.g. `skipped`) is
+the host's choice, but no transition may name one."""
+
+import pytest
+
+from conformance.outcomes import Blocked
+from conformance.retention_seams import DAY, NOW, memory, plain_kind, transitions
+
+ID = "p11.protected.never-moved"
+
+
+def _branch_cleanup_on(seams):
+    settings = seams.settings
+    return (
+        seams.block.get("branchCleanup") is True
+        and settings.get("branch_cleanup", "enabled") is True
+        and settings.get("branch_cleanup", "archive_deleted_branch_memories") is True
+    )
+
+
+def _seed_kind(ctx, seams, kind, old, with_group, with_branch):
+    """Memories of `kind` for every rule: {rule: [memories]}."""
+    by_rule = {
+        "expiry": [memory(ctx.unique_id("candidate"), kind=kind, status="candidate", age=old)],
+        "stale archival": [memory(ctx.unique_id("stale"), kind=kind, status="stale", age=old)],
+        "superseded archival": [memory(ctx.unique_id("superseded"), kind=kind, status="superseded", age=old)],
+    }
+    if with_group:
+        scope = ctx.unique_id("scope")
+        size = seams.settings.days("compaction", "min_related_memories")
+        by_rule["compaction"] = [
+            memory(ctx.unique_id("member"), kind=kind, age=old, parentId=scope) for _ in range(size)
+        ]
+    if with_branch:
+        by_rule["branch cleanup"] = [
+            memory(
+                ctx.unique_id("branch-local"),
+                kind=kind,
+                age=DAY,
+                branch=ctx.unique_id("deleted-branch"),
+                branchScope="current_branch",
+            )
+        ]
+    return by_rule
+
+
+def _moved(before, after, memory_id):
+    """How a memory moved on read-back: status change, compaction lineage, or None (it did not)."""
+    old, new = before.memories.get(memory_id) or {}, after.memories.get(memory_id)
+    if new is None:
+        return "missing on read-back"
+    if new.get("status") != old.get("status"):
+        return f"{old.get('status')} -> {new.get('status')}"
+    if new.get("compactedIntoId") is not None:
+        return f"compactedIntoId {new.get('compactedIntoId')}"
+    if any(to == memory_id and kind == "compaction_source" for _, to, kind in after.relations):
+        return "target of a compaction_source relation"
+    return None
+
+
+@pytest.mark.requirement(ID)
+def test_protected_types_are_never_moved(ctx):
+    seams = ctx.retention()
+    if seams.settings.get("enabled") is not True:
+        ctx.inapplicable(ID, "memory_retention.enabled is false: no run moves anything")
+        return
+    protected = seams.settings.protected()
+    if not protected:
+        ctx.inapplicable(ID, "the advertised protected_memory_types list is empty")
+        return
+    settings = seams.settings
+    with_group = settings.get("compaction", "enabled") is True
+    with_branch = _branch_cleanup_on(seams)
+    windows = [
+        settings.days(k) for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
+    ]
+    if with_group:
+        windows.append(settings.days("compaction", "min_age_days"))
+    old = (max(windows) + 1) * DAY  # beyond every window and old enough to compact
+    twin_kind = plain_kind(settings)
+    seeded = {
+        kind: _seed_kind(ctx, seams, kind, old, with_group, with_branch) for kind in [*protected, twin_kind]
+    }
+    project = ctx.unique_ref("protected")
+    seams.seed(project, [m for rules in seeded.values() for items in rules.values() for m in items])
+
+    branches = (
+        {"mainline": "main", "branches": []} if with_branch else None
+    )  # every branch-local one: deleted
+    before = seams.listing(project)
+    dry = seams.run(project, NOW, dry_run=True, branches=branches)
+    real = seams.run(project, NOW, dry_run=False, branches=branches)
+    after = seams.listing(project)
+
+    observed = []
+    for rule, twins in seeded[twin_kind].items():
+        twin_moves = {m["id"]: _moved(before, after, m["id"]) for m in twins}
+        if not any(twin_moves.values()):
+            continue  # the rule moved not even an unprotected memory: nothing to compare against
+        observed.append(rule)
+        moves = {m["id"]: _moved(before, after, m["id"]) for kind in protected for m in seeded[kind][rule]}
+        ctx.check(
+            ID,
+            not any(moves.values()),
+            {
+                "rule": rule,
+                "protectedKinds": protected,
+                "movedProtected": {k: v for k, v in moves.items() if v},
+                "protectedChecked": len(moves),
+                "unprotectedTwin": twin_moves,
+            },
+            note=f"{rule}: no protected memory moves on read-back (its unprotected twin does)",
+        )
+    if not observed:
+        raise Blocked("the run moved none of the unprotected twins, so protection cannot be told apart")
+
+    protected_ids = {m["id"] for kind in protected for items in seeded[kind].values() for m in items}
+    for label, report in (("dry", dry), ("real", real)):
+        named = [t for t in transitions(report) if t.get("memoryId") in protected_ids]
+        ctx.check(
+            ID,
+            not named,
+            {"report": label, "transitions": len(transitions(report)), "namingProtected": named[:5]},
+            note=f"the {label} report names no protected memory in a transition",
+        )

@@ -1,0 +1,128 @@
+"""Phase 11 §Lifecycle State Machine: a run moves memories only along the edges the document draws.
+
+The edges are this scenario's own reading of the document's diagram (not taken from any host):
+
+    MemoryCandidate (pending) ── promotion → active; ── exceeds retention window → expired
+    active ── outdated → stale / superseded; ── historically useful → archived;
+           ── related group → compacted summary (a new node linking its sources)
+    stale / superseded → archived ("Archival Rules")
+
+`expired`, `compacted`, `needs_review` and `archived` have no edge a run may take (leaving `archived` is
+the manual restore, never a run).
+"""
+
+import pytest
+
+from conformance.outcomes import Blocked
+from conformance.retention_seams import DAY, NOW, every_rule, memory, plain_kind, stamp, transitions
+
+ID = "p11.state-machine.drawn-edges"
+DRAWN = frozenset(
+    {
+        ("candidate", "active"),  # promotion
+        ("candidate", "expired"),  # exceeds retention window
+        ("active", "stale"),  # outdated
+        ("active", "superseded"),  # outdated
+        ("active", "archived"),  # historically useful (also a compaction source archived beside its node)
+        ("stale", "archived"),  # archival rules
+        ("superseded", "archived"),  # archival rules
+        (None, "compacted"),  # related group -> a new compacted summary node
+    }
+)
+
+
+def _seed(ctx, seams, old):
+    """Every rule's memories, plus memories older than every window: a lone active one (its own parent
+    scope, so no group takes it), a candidate twin of the same age, and one in each settled status."""
+    kind = plain_kind(seams.settings)
+    items = every_rule(seams.settings, ctx.unique_id, NOW, kind=kind)
+    lone = memory(ctx.unique_id("old-active"), kind=kind, age=old, parentId=ctx.unique_id("alone"))
+    twin = memory(ctx.unique_id("old-candidate"), kind=kind, status="candidate", age=old)
+    long_ago = stamp(NOW - old + DAY)
+    settled = [
+        memory(ctx.unique_id("old-review"), kind=kind, status="needs_review", age=old),
+        memory(ctx.unique_id("old-compacted"), kind=kind, status="compacted", age=old),
+        memory(
+            ctx.unique_id("old-expired"),
+            kind=kind,
+            status="expired",
+            age=old,
+            expiresAt=long_ago,
+            expiryReason="expired before the scenario",
+        ),
+        memory(
+            ctx.unique_id("old-archived"),
+            kind=kind,
+            status="archived",
+            age=old,
+            archivedAt=long_ago,
+            archivedReason="archived before the scenario",
+            previousStatus="stale",
+        ),
+    ]
+    project = ctx.unique_ref("state-machine")
+    seams.seed(project, [*items, lone, twin, *settled])
+    return project, lone["id"], twin["id"], [m["id"] for m in settled]
+
+
+@pytest.mark.requirement(ID)
+def test_runs_move_only_along_drawn_edges(ctx):
+    seams = ctx.retention()
+    settings = seams.settings
+    if settings.get("enabled") is not True:
+        ctx.inapplicable(ID, "memory_retention.enabled is false: no run moves anything")
+        return
+    windows = [
+        settings.days(k) for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
+    ]
+    if settings.get("compaction", "enabled") is True:
+        windows.append(settings.days("compaction", "min_age_days"))
+    old = (2 * max(windows) + 1) * DAY
+    project, lone, twin, settled = _seed(ctx, seams, old)
+    before = seams.listing(project)
+    dry = seams.run(project, NOW, dry_run=True)
+    real = seams.run(project, NOW, dry_run=False)
+    after = seams.listing(project)
+    read_back = {mid: (before.status(mid), row.get("status")) for mid, row in after.memories.items()}
+    read_back = {mid: edge for mid, edge in read_back.items() if edge[0] != edge[1]}
+    if not read_back:
+        raise Blocked("the real run changed no status on read-back, so no edge was taken")
+
+    for label, report in (("dry", dry), ("real", real)):
+        taken = [(t.get("fromStatus"), t.get("toStatus")) for t in transitions(report)]
+        off = [t for t in transitions(report) if (t.get("fromStatus"), t.get("toStatus")) not in DRAWN]
+        ctx.check(
+            ID,
+            not off,
+            {"report": label, "edgesTaken": sorted({f"{a} -> {b}" for a, b in taken}), "undrawn": off[:5]},
+            note=f"every transition of the {label} report is a drawn edge",
+        )
+    off = {mid: f"{a} -> {b}" for mid, (a, b) in read_back.items() if (a, b) not in DRAWN}
+    ctx.check(
+        ID,
+        not off,
+        {
+            "changed": len(read_back),
+            "edges": sorted({f"{a} -> {b}" for a, b in read_back.values()}),
+            "undrawn": off,
+        },
+        note="every status change on read-back (new memories from none) is a drawn edge",
+    )
+    ctx.check(
+        ID,
+        after.status(lone) not in (None, "expired"),
+        {
+            "memoryId": lone,
+            "ageDays": old / DAY,
+            "readBack": after.status(lone),
+            "candidateTwin": after.status(twin),
+        },
+        note="an active memory older than every window is not expired (only candidates expire)",
+    )
+    stuck = {mid: [before.status(mid), after.status(mid)] for mid in settled}
+    ctx.check(
+        ID,
+        all(a == b for a, b in stuck.values()),
+        stuck,
+        note="needs_review, compacted, expired and archived memories older than every window do not move",
+    )
