@@ -29,6 +29,7 @@ from bench import (
     checksum_cost,
     compaction_throughput,
     distillation_throughput,
+    measure,
     report,
     retention_run,
     suite_wall_time,
@@ -236,7 +237,7 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
                 profile_threshold=args.profile_threshold,
                 echo=echo,
             )
-    except compaction_throughput.BenchAborted as exc:
+    except measure.BenchAborted as exc:
         echo(f"[bold red]bench aborted:[/] {exc}")
         return 1
 

@@ -24,25 +24,21 @@ from __future__ import annotations
 
 import cProfile
 import hashlib
-import multiprocessing
 import statistics
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
-from bench.compaction_throughput import BenchAborted, _peak_memory, _profile_summary, _timed
+from bench import measure
 from bench.corpus import generate
 from bench.databases import Backend, fresh_database
 
 TENANT = "tenant-a"
 BENCH_MAX_TOKEN_BUDGET = 10_000_000  # every run here needs well under this (1,000 notes: ~45k)
 PHASES = ("redact", "tokens", "jcs", "sha256", "commit")
-
-Echo = Callable[[str], None]
 
 
 def runs_for(sources: int, quick: bool = False) -> int:
@@ -61,10 +57,6 @@ class CaseSpec:
     runs: int
     seed: int
     profile: bool = False
-
-
-def _echo(message: str) -> None:
-    print(message, flush=True)
 
 
 def _median(values: list[float]) -> float:
@@ -144,9 +136,9 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
     # phase timers (child process only): two module attributes and the distiller's own methods
     phases: dict[str, float] = {}
     original_count = distillation_module.count_tokens
-    distillation_module.count_tokens = _timed(phases, "tokens", original_count)  # type: ignore[assignment]
+    distillation_module.count_tokens = measure.timed(phases, "tokens", original_count)  # type: ignore[assignment]
     distillation_module.rfc8785 = SimpleNamespace(  # type: ignore[attr-defined]
-        dumps=_timed(phases, "jcs", rfc8785.dumps)
+        dumps=measure.timed(phases, "jcs", rfc8785.dumps)
     )
 
     started = time.perf_counter()
@@ -173,9 +165,9 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                 config.faults,
             )
             out["maxOutputBytes"] = config.max_output_bytes
-            distiller._scrub = _timed(phases, "redact", distiller._scrub)  # type: ignore[method-assign]
-            distiller._checksum = _timed(phases, "sha256", distiller._checksum)  # type: ignore[method-assign]
-            distiller._commit = _timed(phases, "commit", distiller._commit)  # type: ignore[method-assign]
+            distiller._scrub = measure.timed(phases, "redact", distiller._scrub)  # type: ignore[method-assign]
+            distiller._checksum = measure.timed(phases, "sha256", distiller._checksum)  # type: ignore[method-assign]
+            distiller._commit = measure.timed(phases, "commit", distiller._commit)  # type: ignore[method-assign]
             memory_ref = f"bench-distill-{n}"
 
             def one(batch: list[str], budget: int | None) -> tuple[float, Any]:
@@ -188,24 +180,24 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     result = exc
                 return time.perf_counter() - begun, result
 
-            _echo(f"    {label}: warm-up run")
+            measure.echo(f"    {label}: warm-up run")
             one(batches[0], None)
 
-            _echo(f"    {label}: {runs} runs")
+            measure.echo(f"    {label}: {runs} runs")
             succeeded: list[dict[str, Any]] = []
             markers = secrets = 0
             success: dict[str, Any] = {}
-            with _peak_memory(success):
+            with measure.peak_memory(success):
                 for batch in batches[1 : 1 + runs]:
                     seconds, result = one(batch, None)
                     if isinstance(result, TokenBudgetExceeded):
-                        raise BenchAborted(f"{label}: a run exceeded the bench budget ({result})")
+                        raise measure.BenchAborted(f"{label}: a run exceeded the bench budget ({result})")
                     if result.payload["sourceCount"] != n:
                         got = result.payload["sourceCount"]
-                        raise BenchAborted(f"{label}: sourceCount {got}, expected {n}")
+                        raise measure.BenchAborted(f"{label}: sourceCount {got}, expected {n}")
                     recount = hashlib.sha256(rfc8785.dumps(result.archive)).hexdigest()
                     if recount != result.archive_checksum or not result.index_updated:
-                        raise BenchAborted(f"{label}: checksum or index not as the contract says")
+                        raise measure.BenchAborted(f"{label}: checksum or index not as the contract says")
                     markers += sum(s.count("[REDACTED:") for s in result.archive["sources"])
                     secrets += sum(_has_secret(s) for s in batch)
                     succeeded.append(
@@ -225,13 +217,15 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
             success["markersMatchSecrets"] = markers == secrets
             out["success"] = success
 
-            _echo(f"    {label}: {runs} budget failures (token_budget=1)")
+            measure.echo(f"    {label}: {runs} budget failures (token_budget=1)")
             before = _row_counts(engine)
             failed: list[dict[str, Any]] = []
             for batch in batches[1 + runs : 1 + 2 * runs]:
                 seconds, result = one(batch, 1)
                 if not isinstance(result, TokenBudgetExceeded) or result.budget != 1:
-                    raise BenchAborted(f"{label}: token_budget=1 did not fail with token_budget_exceeded")
+                    raise measure.BenchAborted(
+                        f"{label}: token_budget=1 did not fail with token_budget_exceeded"
+                    )
                 failed.append(
                     {
                         "seconds": seconds,
@@ -240,19 +234,19 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     }
                 )
             if _row_counts(engine) != before:
-                raise BenchAborted(f"{label}: a budget failure wrote rows")
+                raise measure.BenchAborted(f"{label}: a budget failure wrote rows")
             out["budgetFailure"] = _summary(failed, n)
             out["budgetFailure"]["rowsWritten"] = 0
 
             if spec.profile:
-                _echo(f"    {label}: one profiled run")
+                measure.echo(f"    {label}: one profiled run")
                 profiler = cProfile.Profile()
                 profiler.enable()
                 try:
                     seconds, _ = one(batches[-1], None)
                 finally:
                     profiler.disable()
-                out["profile"] = {"profiledSeconds": seconds, **_profile_summary(profiler)}
+                out["profile"] = {"profiledSeconds": seconds, **measure.profile_summary(profiler)}
         finally:
             engine.dispose()
     return out
@@ -270,12 +264,6 @@ def _with_other(phases: dict[str, float], seconds: float) -> dict[str, float]:
     return phases
 
 
-def _in_fresh_process(spec: CaseSpec) -> dict[str, Any]:
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(run_case, spec).result()
-
-
 def run(
     sizes: list[int],
     backends: list[Backend],
@@ -284,7 +272,7 @@ def run(
     quick: bool = False,
     runs: int | None = None,
     profile: bool = False,
-    echo: Echo = _echo,
+    echo: measure.Echo = measure.echo,
 ) -> dict[str, Any]:
     """Every source count on every backend, each case in a fresh process on a fresh database."""
     cases: list[dict[str, Any]] = []
@@ -293,7 +281,7 @@ def run(
             count = runs or runs_for(n, quick)
             echo(f"distillation: {backend.name}, {n:,} sources × {count} runs")
             started = time.perf_counter()
-            case = _in_fresh_process(CaseSpec(backend, n, count, seed, profile=profile))
+            case = measure.in_fresh_process(run_case, CaseSpec(backend, n, count, seed, profile=profile))
             cases.append(case)
             s, f = case["success"], case["budgetFailure"]
             echo(

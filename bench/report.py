@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,14 @@ from rich.console import Console
 from rich.table import Table
 
 MIN_WIDTH = 150  # the tables stay readable when stdout is a pipe (rich would assume 80)
+
+
+def _table(title: str, columns: Iterable[str], left: Collection[str]) -> Table:
+    """A table of figures: the `left` columns are labels, every other one right-aligned numbers."""
+    table = Table(title=title)
+    for col in columns:
+        table.add_column(col, justify="left" if col in left else "right")
+    return table
 
 
 def console() -> Console:
@@ -26,10 +35,8 @@ def _outcomes(totals: dict[str, int] | None) -> str:
 
 
 def suite_table(suite: dict[str, Any]) -> Table:
-    table = Table(title="Suite wall time — embedded reference host (seconds)")
     columns = ("mode", "runs", "min", "median", "max", "in tests", "requirements", "outcomes", "exit")
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("mode", "outcomes") else "right")
+    table = _table("Suite wall time — embedded reference host (seconds)", columns, left=("mode", "outcomes"))
     for key, figures in suite.items():
         table.add_row(
             key,
@@ -46,7 +53,6 @@ def suite_table(suite: dict[str, Any]) -> Table:
 
 
 def compaction_table(compaction: dict[str, Any]) -> Table:
-    table = Table(title="Compaction — one memoryRef, all live entries in one run (engine API)")
     columns = (
         "backend",
         "entries",
@@ -60,8 +66,9 @@ def compaction_table(compaction: dict[str, Any]) -> Table:
         "peak RSS MiB",
         "(growth)",
     )
-    for col in columns:
-        table.add_column(col, justify="left" if col == "backend" else "right")
+    table = _table(
+        "Compaction — one memoryRef, all live entries in one run (engine API)", columns, left=("backend",)
+    )
     cases = compaction["cases"]
     for case in cases:
         c = case["compaction"]
@@ -86,7 +93,6 @@ def compaction_table(compaction: dict[str, Any]) -> Table:
 
 
 def redaction_table(compaction: dict[str, Any]) -> Table:
-    table = Table(title="Redaction harness alone — redact_joined(contents, Redactor({}), '\\n')")
     columns = (
         "backend",
         "entries",
@@ -99,8 +105,9 @@ def redaction_table(compaction: dict[str, Any]) -> Table:
         "peak RSS MiB",
         "(growth)",
     )
-    for col in columns:
-        table.add_column(col, justify="left" if col == "backend" else "right")
+    table = _table(
+        "Redaction harness alone — redact_joined(contents, Redactor({}), '\\n')", columns, left=("backend",)
+    )
     for case in compaction["cases"]:
         r = case["redaction"]
         ratio = r["seconds"] / case["compaction"]["seconds"]
@@ -124,7 +131,6 @@ def _ms(seconds: float) -> str:
 
 
 def distillation_table(distillation: dict[str, Any]) -> Table:
-    table = Table(title="Distillation — explicit sources, one Distiller.distill per run (engine API)")
     columns = (
         "backend",
         "sources",
@@ -140,8 +146,11 @@ def distillation_table(distillation: dict[str, Any]) -> Table:
         "peak RSS MiB",
         "(growth)",
     )
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("backend", "path") else "right")
+    table = _table(
+        "Distillation — explicit sources, one Distiller.distill per run (engine API)",
+        columns,
+        left=("backend", "path"),
+    )
     for case in distillation["cases"]:
         for path, f in (("ok", case["success"]), ("budget ✗", case["budgetFailure"])):
             ok = path == "ok"
@@ -167,11 +176,11 @@ def distillation_table(distillation: dict[str, Any]) -> Table:
 
 
 def distillation_phase_table(distillation: dict[str, Any]) -> Table:
-    table = Table(title="Distillation — mean ms per run by phase (share of the run)")
     phases = ("redact", "tokens", "jcs", "sha256", "commit", "other")
     columns = ("backend", "sources", "path", *phases, "tokenizer tok/s")
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("backend", "path") else "right")
+    table = _table(
+        "Distillation — mean ms per run by phase (share of the run)", columns, left=("backend", "path")
+    )
     for case in distillation["cases"]:
         for path, f in (("ok", case["success"]), ("budget ✗", case["budgetFailure"])):
             per_run, share = f["phaseSecondsPerRun"], f["phaseShare"]
@@ -191,7 +200,6 @@ def distillation_phase_table(distillation: dict[str, Any]) -> Table:
 
 
 def checksum_table(checksum: dict[str, Any]) -> Table:
-    table = Table(title="Archive checksum — median per call; floor = sha256 of the canonical bytes alone")
     columns = (
         "document",
         "bytes",
@@ -206,8 +214,11 @@ def checksum_table(checksum: dict[str, Any]) -> Table:
         "json ÷ floor",
         "json = jcs bytes",
     )
-    for col in columns:
-        table.add_column(col, justify="left" if col == "document" else "right")
+    table = _table(
+        "Archive checksum — median per call; floor = sha256 of the canonical bytes alone",
+        columns,
+        left=("document",),
+    )
     for case in checksum["cases"]:
         m = case["methods"]
         table.add_row(
@@ -239,7 +250,6 @@ _RETENTION_RULES = {
 
 
 def retention_table(retention: dict[str, Any]) -> Table:
-    table = Table(title="Retention run — one project, default config, at a fixed now (engine API)")
     columns = (
         "backend",
         "memories",
@@ -255,8 +265,11 @@ def retention_table(retention: dict[str, Any]) -> Table:
         "transitions",
         "peak RSS MiB (growth)",
     )
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("backend", "run") else "right")
+    table = _table(
+        "Retention run — one project, default config, at a fixed now (engine API)",
+        columns,
+        left=("backend", "run"),
+    )
     for case in retention["cases"]:
         for run, key in _RETENTION_RUNS:
             f, plant = case[key], (None if key == "second" else key)
@@ -286,10 +299,10 @@ def retention_table(retention: dict[str, Any]) -> Table:
 
 
 def retention_rules_table(retention: dict[str, Any]) -> Table:
-    table = Table(title="Retention run — transitions per rule (the work each run did)")
     columns = ("backend", "memories", "run", *_RETENTION_RULES.values(), "links", "skipped")
-    for col in columns:
-        table.add_column(col, justify="left" if col in ("backend", "run") else "right")
+    table = _table(
+        "Retention run — transitions per rule (the work each run did)", columns, left=("backend", "run")
+    )
     for case in retention["cases"]:
         for run, key in _RETENTION_RUNS:
             f = case[key]

@@ -34,19 +34,17 @@ from __future__ import annotations
 
 import cProfile
 import hashlib
-import multiprocessing
 import random
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bench.compaction_throughput import BenchAborted, _heartbeat, _peak_memory, _profile_summary, _timed
+from bench import measure
 from bench.corpus import generate
 from bench.databases import Backend, fresh_database
 
@@ -93,8 +91,6 @@ KINDS = {
 }
 BRANCHES = {"live": 12, "merged_recently": 8, "merged_long_ago": 10, "deleted": 10}
 
-Echo = Callable[[str], None]
-
 ANALYZE_WHY = (
     "a project that grew to N memories over months has planner statistics; a freshly bulk-planted "
     "table has none until autovacuum gets to it, and without them PostgreSQL runs each UPDATE of the "
@@ -111,10 +107,6 @@ class CaseSpec:
     real: bool  # False: one dry run; True: a real run, then a second real run
     analyze: bool = True  # PostgreSQL: ANALYZE after planting (see ANALYZE_WHY)
     profile: bool = False  # cProfile the (first) run
-
-
-def _echo(message: str) -> None:
-    print(message, flush=True)
 
 
 # -- the mix ----------------------------------------------------------------------------------------
@@ -152,6 +144,21 @@ class _Generator:
     def days(self, low: float, high: float) -> float:
         """A moment between `low` and `high` days ago, in seconds."""
         return self.rng.uniform(low * DAY, high * DAY)
+
+    def changed(
+        self,
+        category: str,
+        status: str,
+        low: float,
+        high: float,
+        retrieved: Callable[[float], float | None] | None = None,
+    ) -> None:
+        """A memory last changed `low`..`high` days ago, created up to 200 days before that, and
+        last retrieved `retrieved(updated)` ago (drawn last: the same seed plants the same mix)."""
+        updated = self.days(low, high)
+        created = updated + self.days(0, 200)
+        last = None if retrieved is None else retrieved(updated)
+        self.add(category, status=status, created=created, updated=updated, retrieved=last)
 
     def add(
         self, category: str, *, status: str, created: float, updated: float | None = None, **kw: Any
@@ -270,41 +277,26 @@ def _generate(n: int, seed: int) -> Mix:
     # Stale: half unchanged beyond 180 days, half changed more recently.
     for _ in range(count["stale"]):
         if rng.random() < 0.5:
-            updated = g.days(180.01, 500)
-            g.add("stale beyond 180 days", status="stale", created=updated + g.days(0, 200), updated=updated)
+            g.changed("stale beyond 180 days", "stale", 180.01, 500)
         else:
-            updated = g.days(0, 179.99)
-            g.add("stale within 180 days", status="stale", created=updated + g.days(0, 200), updated=updated)
+            g.changed("stale within 180 days", "stale", 0, 179.99)
 
-    # Superseded: inactive beyond 120 days; old but retrieved recently (kept); changed recently.
+    # Superseded: inactive beyond 120 days (some retrieved long ago); old but retrieved within 120 days
+    # (kept); changed recently.
+    def long_ago(updated: float) -> float | None:
+        return g.days(120.01, updated / DAY) if rng.random() < 0.3 else None
+
+    def recently(_updated: float) -> float:
+        return g.days(0, 119.99)
+
     for _ in range(count["superseded"]):
         r = rng.random()
         if r < 0.45:
-            updated = g.days(120.01, 500)
-            g.add(
-                "superseded beyond 120 days",
-                status="superseded",
-                created=updated + g.days(0, 200),
-                updated=updated,
-                retrieved=g.days(120.01, updated / DAY) if rng.random() < 0.3 else None,  # long ago
-            )
+            g.changed("superseded beyond 120 days", "superseded", 120.01, 500, long_ago)
         elif r < 0.6:
-            updated = g.days(120.01, 500)
-            g.add(
-                "superseded, old but retrieved within 120 days",
-                status="superseded",
-                created=updated + g.days(0, 200),
-                updated=updated,
-                retrieved=g.days(0, 119.99),
-            )
+            g.changed("superseded, old but retrieved within 120 days", "superseded", 120.01, 500, recently)
         else:
-            updated = g.days(0, 119.99)
-            g.add(
-                "superseded within 120 days",
-                status="superseded",
-                created=updated + g.days(0, 200),
-                updated=updated,
-            )
+            g.changed("superseded within 120 days", "superseded", 0, 119.99)
 
     # Branches: live (one checked out), merged within 30 days, merged long ago, deleted.
     names: dict[str, list[str]] = {}
@@ -456,23 +448,6 @@ def _digest(report: Any) -> str:
     return h.hexdigest()
 
 
-def _postgres_statistics(engine: Any) -> dict[str, Any]:
-    import sqlalchemy as sa
-
-    with engine.connect() as conn:
-        row = conn.execute(
-            sa.text(
-                "SELECT c.reltuples, s.last_analyze, s.last_autoanalyze FROM pg_class c "
-                "LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid "
-                "WHERE c.relname = 'lifecycle_memories'"
-            )
-        ).one()
-    return {
-        "analysed": row.reltuples >= 0 or row.last_analyze is not None or row.last_autoanalyze is not None,
-        "reltuples": row.reltuples,
-    }
-
-
 def _source_digests() -> dict[str, str]:
     """SHA-256 (12 hex digits) of each reference_host module this process has loaded, by path.
 
@@ -495,7 +470,7 @@ def _source_digests() -> dict[str, str]:
 def _wrap_optional(phases: dict[str, float], name: str, owner: Any, attribute: str) -> None:
     """Time `owner.attribute` under `name` if the engine has it (it is still being written)."""
     if hasattr(owner, attribute):
-        setattr(owner, attribute, _timed(phases, name, getattr(owner, attribute)))
+        setattr(owner, attribute, measure.timed(phases, name, getattr(owner, attribute)))
 
 
 def run_case(spec: CaseSpec) -> dict[str, Any]:
@@ -516,10 +491,10 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
 
     # Phase timers, child process only: module attributes run_retention looks up when it runs.
     phases: dict[str, float] = {}
-    retention_engine._load = _timed(phases, "load", retention_engine._load)  # type: ignore[attr-defined]
-    retention_engine._apply = _timed(phases, "apply", retention_engine._apply)  # type: ignore[attr-defined]
+    retention_engine._load = measure.timed(phases, "load", retention_engine._load)  # type: ignore[attr-defined]
+    retention_engine._apply = measure.timed(phases, "apply", retention_engine._apply)  # type: ignore[attr-defined]
     for name in PLAN_FUNCTIONS:
-        setattr(retention_engine, name, _timed(phases, name, getattr(retention_engine, name)))
+        setattr(retention_engine, name, measure.timed(phases, name, getattr(retention_engine, name)))
     # Inside plan (compaction): SR-1 over each node's title and summary; inside apply: the events.
     rfc0012 = getattr(retention_engine, "rfc0012", None)
     if rfc0012 is not None:
@@ -531,8 +506,10 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
         engine = create_engine(url)
         try:
             upgrade(engine)
-            _echo(f"    {label}: planting {len(mix.memories):,} memories, {len(mix.relations):,} relations")
-            with _heartbeat(label, "planting"):
+            measure.echo(
+                f"    {label}: planting {len(mix.memories):,} memories, {len(mix.relations):,} relations"
+            )
+            with measure.heartbeat(label, "planting"):
                 started = time.perf_counter()
                 _plant(engine, mix)
                 seconds = time.perf_counter() - started
@@ -540,41 +517,33 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
             del mix
             if spec.backend.name == "postgresql":
                 if spec.analyze:
-                    import sqlalchemy as sa
-
-                    started = time.perf_counter()
-                    with engine.begin() as conn:
-                        conn.execute(sa.text("ANALYZE lifecycle_memories"))
-                        conn.execute(sa.text("ANALYZE lifecycle_relations"))
-                    out["planting"]["analyzeSeconds"] = time.perf_counter() - started
-                out["plannerStatistics"] = _postgres_statistics(engine)
+                    tables = ("lifecycle_memories", "lifecycle_relations")
+                    out["planting"]["analyzeSeconds"] = measure.analyze(engine, *tables)
+                out["plannerStatistics"] = measure.planner_statistics(engine, "lifecycle_memories")
 
             def one(name: str, dry_run: bool, profile: bool) -> dict[str, Any]:
                 before = _snapshot(engine)
                 phases.clear()
                 figures: dict[str, Any] = {}
                 profiler = cProfile.Profile() if profile else None
-                _echo(f"    {label}: {name} run")
-                with _peak_memory(figures), _heartbeat(label, f"{name} run"):
-                    begun = time.perf_counter()
-                    if profiler is not None:
-                        profiler.enable()
-                    try:
-                        report = retention_engine.run_retention(
+                measure.echo(f"    {label}: {name} run")
+                with measure.peak_memory(figures), measure.heartbeat(label, f"{name} run"):
+                    report, seconds = measure.timed_call(
+                        lambda: retention_engine.run_retention(
                             engine,
                             tenant_id=TENANT,
                             project=PROJECT,
                             now=NOW,
                             dry_run=dry_run,
                             branches=branches,
-                        )
-                    finally:
-                        if profiler is not None:
-                            profiler.disable()
-                    seconds = time.perf_counter() - begun
+                        ),
+                        profiler,
+                    )
                 after = _snapshot(engine)
                 if dry_run and after != before:
-                    raise BenchAborted(f"{label}: the dry run changed the project: {before} -> {after}")
+                    raise measure.BenchAborted(
+                        f"{label}: the dry run changed the project: {before} -> {after}"
+                    )
                 if not dry_run:
                     expected = _expected_after(before, report)
                     nodes = sum(t.from_status is None for t in report.transitions)
@@ -586,7 +555,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     if after["relations"] != before["relations"] + len(report.links):
                         problems.append(f"relations {before['relations']} -> {after['relations']}")
                     if problems:
-                        raise BenchAborted(
+                        raise measure.BenchAborted(
                             f"{label}: the {name} run's rows do not match its report: {problems}"
                         )
                 plan = sum(phases.get(f, 0.0) for f in PLAN_FUNCTIONS)
@@ -618,7 +587,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     after=after,
                 )
                 if profiler is not None:
-                    figures["profile"] = _profile_summary(profiler)
+                    figures["profile"] = measure.profile_summary(profiler)
                 return figures
 
             if spec.real:
@@ -630,12 +599,6 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
             engine.dispose()
     out["engineSource"] = _source_digests()
     return out
-
-
-def _in_fresh_process(spec: CaseSpec) -> dict[str, Any]:
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-        return pool.submit(run_case, spec).result()
 
 
 def _rules(counts: dict[str, int]) -> str:
@@ -662,7 +625,7 @@ def run(
     profile: bool = False,
     profile_threshold: float = 600.0,
     analyze: bool = True,
-    echo: Echo = _echo,
+    echo: measure.Echo = measure.echo,
 ) -> dict[str, Any]:
     """Every size on every backend: a dry case and a real case, each in a fresh process and database.
 
@@ -674,21 +637,21 @@ def run(
         for n in sizes:
             echo(f"retention: {backend.name}, {n:,} memories")
             started = time.perf_counter()
-            dry = _in_fresh_process(CaseSpec(backend, n, seed, real=False, analyze=analyze))
+            dry = measure.in_fresh_process(run_case, CaseSpec(backend, n, seed, real=False, analyze=analyze))
             for line in mix_lines(dry["mix"]):
                 echo(line)
             d = dry["dry"]
             echo(f"  dry run {d['seconds']:.2f} s: {_rules(d['counts'])}; skipped {d['skipped']}")
-            real = _in_fresh_process(CaseSpec(backend, n, seed, real=True, analyze=analyze))
+            real = measure.in_fresh_process(run_case, CaseSpec(backend, n, seed, real=True, analyze=analyze))
             r, s = real["real"], real["second"]
             echo(f"  real run {r['seconds']:.2f} s: {_rules(r['counts'])}")
             echo(f"  second real run {s['seconds']:.2f} s: {_rules(s['counts'])}")
             if real["mix"] != dry["mix"]:
-                raise BenchAborted(
+                raise measure.BenchAborted(
                     f"retention {backend.name} {n:,}: the two processes planted different mixes"
                 )
             if r["digest"] != d["digest"] or r["counts"] != d["counts"]:
-                raise BenchAborted(
+                raise measure.BenchAborted(
                     f"retention {backend.name} {n:,}: the real run's transitions differ from the dry run's "
                     f"(dry {d['counts']}, real {r['counts']})"
                 )
@@ -726,7 +689,7 @@ def run(
                     mode = "real" if real_run else "dry"
                     echo(f"  profiling a {mode} run again ({why})")
                     spec = CaseSpec(backend, n, seed, real=real_run, analyze=analyze, profile=True)
-                    profiled = _in_fresh_process(spec)[mode]
+                    profiled = measure.in_fresh_process(run_case, spec)[mode]
                     profiles.append(
                         {
                             "backend": backend.name,

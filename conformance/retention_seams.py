@@ -67,6 +67,19 @@ def memory(
     }
 
 
+def settled(
+    memory_id: str, status: str, *, at: datetime, reason: str, previous: str = "stale", **kwargs: Any
+) -> dict[str, Any]:
+    """A `memory(...)` seeded already `archived` (archivedAt `at`, archivedReason, previousStatus) or
+    `expired` (expiresAt `at`, expiryReason); any other status gets no extra field."""
+    extra: dict[str, Any] = {}
+    if status == "archived":
+        extra = {"archivedAt": stamp(at), "archivedReason": reason, "previousStatus": previous}
+    elif status == "expired":
+        extra = {"expiresAt": stamp(at), "expiryReason": reason}
+    return memory(memory_id, status=status, **extra, **kwargs)
+
+
 @dataclass(frozen=True)
 class Listing:
     """A project's read-back: memories by id and relations as (from, to, type) triples."""
@@ -117,6 +130,20 @@ class Settings:
         value = self.get("protected_memory_types")
         return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
+    def windows(self, *, compaction: bool = False) -> list[int]:
+        """The expiry and archival windows in days; with `compaction`, also compaction.min_age_days
+        when compaction is on."""
+        days = [
+            self.days(k) for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
+        ]
+        if compaction and self.get("compaction", "enabled") is True:
+            days.append(self.days("compaction", "min_age_days"))
+        return days
+
+    def group_limits(self) -> tuple[int, timedelta]:
+        """(compaction.min_related_memories, compaction.min_age_days as a timedelta)."""
+        return self.days("compaction", "min_related_memories"), self.days("compaction", "min_age_days") * DAY
+
 
 class RetentionSeams:
     def __init__(self, client: HostClient, block: dict[str, Any]) -> None:
@@ -166,6 +193,14 @@ class RetentionSeams:
                 if isinstance(link, dict)
             ],
         )
+
+    def read_back(self, project: str, seeded: list[dict[str, Any]]) -> Listing:
+        """The project's read-back, BLOCKED unless it holds every memory of `seeded`."""
+        listing = self.listing(project)
+        missing = sorted(item["id"] for item in seeded if item["id"] not in listing.memories)
+        if missing:
+            raise Blocked(f"seeded memories are missing from the read-back of {project}: {missing[:5]}")
+        return listing
 
     # -- behaviour under test -------------------------------------------------------------------------
 
@@ -251,6 +286,17 @@ def changes(before: Listing, after: Listing) -> dict[str, Any]:
             "removed": sorted((list(k) for k in (old_links - new_links).elements()), key=repr),
         }
     return found
+
+
+def altered_fields(before: Listing, after: Listing, ids: set[str]) -> dict[str, list[str]]:
+    """Which of `ids` read back differently: id → the fields that differ (or ["missing after the run"])."""
+    changed = {}
+    for memory_id in sorted(ids):
+        old, new = before.memories.get(memory_id) or {}, after.memories.get(memory_id) or {}
+        fields = sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
+        if fields or not new:
+            changed[memory_id] = fields or ["missing after the run"]
+    return changed
 
 
 def compactions(before: Listing, after: Listing) -> dict[str, set[str]]:

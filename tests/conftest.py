@@ -21,6 +21,9 @@ from reference_host.devdb import create_database, pg_bin, throwaway_cluster
 from reference_host.faults import Faults
 from reference_host.server import RunningHost, start_in_thread
 
+# Helper modules that assert on a test's behalf: pytest's assertion messages there too.
+pytest.register_assert_rewrite("retention_support")
+
 # -- PostgreSQL ------------------------------------------------------------------------------------
 
 

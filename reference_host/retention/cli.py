@@ -12,13 +12,15 @@ The CLI never creates a SQLite file: a path that does not exist is an error, not
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import sqlalchemy as sa
 import typer
@@ -28,6 +30,9 @@ from rich.table import Table
 from reference_host.clock import from_wire, system_clock
 from reference_host.retention.config import RetentionConfig, RetentionConfigError, load_config
 from reference_host.retention.states import Status
+
+if TYPE_CHECKING:
+    from reference_host.retention.report import RetentionReport
 
 app = typer.Typer(
     add_completion=False,
@@ -270,16 +275,24 @@ def dry_run_notice(command: str, as_json: bool) -> None:
 # -- commands ----------------------------------------------------------------------------------------
 
 
-def _context(
-    database_url: str | None, now: str | None, config: Path | None
-) -> tuple[sa.Engine, datetime, RetentionConfig]:
-    moment = parse_now(now)  # argument errors first: they need no database
-    settings = read_config(config)
-    return open_database(database_url), moment, settings
+@dataclass(frozen=True)
+class Target:
+    """What status, report and run act on: the shared parameters, resolved (see `project_command`)."""
+
+    engine: sa.Engine
+    tenant: str
+    project: str
+    now: datetime
+    config: RetentionConfig
+    branches: dict[str, Any]  # `run_retention(branches=...)`; empty without --repo
+    as_json: bool
+
+    def scope(self) -> dict[str, Any]:
+        """The keyword arguments `run_retention`, `retention_status` and `compaction_report` share."""
+        return {"tenant_id": self.tenant, "project": self.project, "now": self.now, "config": self.config}
 
 
-@retention_app.command("status")
-def status_command(
+def resolve_target(
     project: ProjectArg,
     database_url: DatabaseOpt = None,
     tenant: TenantOpt = "default",
@@ -288,43 +301,61 @@ def status_command(
     repo: RepoOpt = None,
     mainline: MainlineOpt = None,
     as_json: JsonOpt = False,
-) -> None:
+) -> Target:
+    """The parameters status, report and run share, declared once and resolved in one order: Git
+    first, then `--now` and the config (argument errors need no database), then the database."""
+    branches = branch_options(repo, mainline)
+    moment = parse_now(now)
+    settings = read_config(config)
+    return Target(open_database(database_url), tenant, project, moment, settings, branches, as_json)
+
+
+def project_command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register `command(target, **own_options)` as `memory retention <name> <project> [OPTIONS]`.
+
+    Why: Typer reads a command's parameters from its signature and has no option groups, so status,
+    report and run would each spell out, and resolve, the same eight. The signature Typer sees is the
+    project argument, the command's own options, then `resolve_target`'s options (the `--help` order).
+    """
+    project_arg, *shared = inspect.signature(resolve_target, eval_str=True).parameters.values()
+
+    def register(command: Callable[..., None]) -> Callable[..., None]:
+        _, *own = inspect.signature(command, eval_str=True).parameters.values()
+
+        def invoke(**values: Any) -> None:
+            target = resolve_target(**{p.name: values.pop(p.name) for p in (project_arg, *shared)})
+            command(target, **values)
+
+        invoke.__signature__ = inspect.Signature([project_arg, *own, *shared])  # type: ignore[attr-defined]
+        invoke.__doc__ = command.__doc__
+        retention_app.command(name)(invoke)
+        return command
+
+    return register
+
+
+@project_command("status")
+def status_command(target: Target) -> None:
     """Lifecycle counts by status and kind, and what a run now would do (read-only)."""
     from reference_host.retention.diagnostics import retention_status
 
-    branches = branch_options(repo, mainline)
-    engine, moment, settings = _context(database_url, now, config)
-    status = retention_status(
-        engine, tenant_id=tenant, project=project, now=moment, config=settings, **branches
-    )
-    if as_json:
+    status = retention_status(target.engine, **target.scope(), **target.branches)
+    if target.as_json:
         print_json(status)
     else:
-        show_status(status, tenant)
+        show_status(status, target.tenant)
 
 
-@retention_app.command("report")
-def report_command(
-    project: ProjectArg,
-    database_url: DatabaseOpt = None,
-    tenant: TenantOpt = "default",
-    now: NowOpt = None,
-    config: ConfigOpt = None,
-    repo: RepoOpt = None,
-    mainline: MainlineOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
+@project_command("report")
+def report_command(target: Target) -> None:
     """Compaction groups and exclusions, plus every transition a run now would make (read-only)."""
     from reference_host.retention.diagnostics import compaction_report
     from reference_host.retention.engine import run_retention
     from reference_host.retention.report import report_to_wire
 
-    branches = branch_options(repo, mainline)
-    engine, moment, settings = _context(database_url, now, config)
-    scope: dict[str, Any] = {"tenant_id": tenant, "project": project, "now": moment, "config": settings}
-    compaction = compaction_report(engine, **scope)
-    pending = report_to_wire(run_retention(engine, **scope, dry_run=True, **branches))
-    if as_json:
+    compaction = compaction_report(target.engine, **target.scope())
+    pending = report_to_wire(run_retention(target.engine, **target.scope(), dry_run=True, **target.branches))
+    if target.as_json:
         print_json({"compactionReport": compaction, "pendingRun": pending})
         return
     show_compaction(compaction)
@@ -340,45 +371,36 @@ def _apply_or_fail(action: Callable[[], Any]) -> Any:
         fail(str(exc), code=1)
 
 
-@retention_app.command("run")
-def run_command(
-    project: ProjectArg,
-    dry_run: DryRunOpt = True,
-    database_url: DatabaseOpt = None,
-    tenant: TenantOpt = "default",
-    now: NowOpt = None,
-    config: ConfigOpt = None,
-    repo: RepoOpt = None,
-    mainline: MainlineOpt = None,
-    as_json: JsonOpt = False,
+def show_outcome(
+    report: RetentionReport, what: str, command: str, *, tenant: str, as_json: bool, counts: bool
 ) -> None:
-    """Run retention on one project: a dry run unless --no-dry-run."""
-    from reference_host.retention.engine import run_retention
+    """A run's or a restore's report: the wire JSON, or a heading and the transitions (and the
+    counts); after a dry run, how to apply it. One place, so run and restore read alike."""
     from reference_host.retention.report import report_to_wire
 
-    branches = branch_options(repo, mainline)
-    engine, moment, settings = _context(database_url, now, config)
-    report = _apply_or_fail(
-        lambda: run_retention(
-            engine,
-            tenant_id=tenant,
-            project=project,
-            now=moment,
-            config=settings,
-            dry_run=dry_run,
-            **branches,
-        )
-    )
     wire = report_to_wire(report)
     if as_json:
         print_json(wire)
     else:
-        heading = "Retention run (DRY RUN)" if dry_run else "Retention run (applied)"
-        out.print(f"{heading}: project {project!r} (tenant {tenant!r}) at {wire['now']}")
+        heading = f"{what} (DRY RUN)" if report.dry_run else f"{what} (applied)"
+        out.print(f"{heading}: project {report.project!r} (tenant {tenant!r}) at {wire['now']}")
         show_transitions(wire, "Transitions")
-        show_counts("Counts", wire["counts"])
-    if dry_run:
-        dry_run_notice(f"memory retention run {project}", as_json)
+        if counts:
+            show_counts("Counts", wire["counts"])
+    if report.dry_run:
+        dry_run_notice(command, as_json)
+
+
+@project_command("run")
+def run_command(target: Target, dry_run: DryRunOpt = True) -> None:
+    """Run retention on one project: a dry run unless --no-dry-run."""
+    from reference_host.retention.engine import run_retention
+
+    report = _apply_or_fail(
+        lambda: run_retention(target.engine, **target.scope(), dry_run=dry_run, **target.branches)
+    )
+    command = f"memory retention run {target.project}"
+    show_outcome(report, "Retention run", command, tenant=target.tenant, as_json=target.as_json, counts=True)
 
 
 @retention_app.command("restore")
@@ -393,7 +415,6 @@ def restore_command(
 ) -> None:
     """Return an archived memory to the status it had when archived: a dry run unless --no-dry-run."""
     from reference_host.retention.engine import restore
-    from reference_host.retention.report import report_to_wire
 
     moment = parse_now(now)
     engine = open_database(database_url)
@@ -402,15 +423,8 @@ def restore_command(
             engine, tenant_id=tenant, project=project, memory_id=memory_id, now=moment, dry_run=dry_run
         )
     )
-    wire = report_to_wire(report)
-    if as_json:
-        print_json(wire)
-    else:
-        heading = "Restore (DRY RUN)" if dry_run else "Restore (applied)"
-        out.print(f"{heading}: project {project!r} (tenant {tenant!r}) at {wire['now']}")
-        show_transitions(wire, "Transitions")
-    if dry_run:
-        dry_run_notice(f"memory retention restore {project} {memory_id}", as_json)
+    command = f"memory retention restore {project} {memory_id}"
+    show_outcome(report, "Restore", command, tenant=tenant, as_json=as_json, counts=False)
 
 
 @app.command("mcp")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from mcp.server.mcpserver import MCPServer
@@ -23,6 +24,24 @@ from reference_host.retention.diagnostics import compaction_report, retention_st
 STATUS_URI = "memory://project/current/retention-status"
 COMPACTION_URI = "memory://project/current/compaction-report"
 JSON = "application/json"
+
+# (uri, name, title, description, diagnostic): one read-only resource per diagnostic document.
+RESOURCES = (
+    (
+        STATUS_URI,
+        "retention-status",
+        "Retention status",
+        "Lifecycle count diagnostics: memories by status and kind, and what a run now would do.",
+        retention_status,
+    ),
+    (
+        COMPACTION_URI,
+        "compaction-report",
+        "Compaction report",
+        "Compaction group candidates: each group, whether it is eligible and why; exclusions.",
+        compaction_report,
+    ),
+)
 
 
 def build_server(
@@ -40,28 +59,19 @@ def build_server(
         log_level="WARNING",
     )
 
-    @server.resource(
-        STATUS_URI,
-        name="retention-status",
-        title=f"Retention status of {project}",
-        description="Lifecycle count diagnostics: memories by status and kind, and what a run now would do.",
-        mime_type=JSON,
-    )
-    def status() -> str:
-        document = retention_status(engine, tenant_id=tenant_id, project=project, now=clock(), config=config)
-        return json.dumps(document)
+    def reader(diagnostic: Callable[..., dict[str, Any]]) -> Callable[[], str]:
+        """The resource's function: each read computes the document afresh at the clock's now."""
 
-    @server.resource(
-        COMPACTION_URI,
-        name="compaction-report",
-        title=f"Compaction report of {project}",
-        description="Compaction group candidates: each group, whether it is eligible and why; exclusions.",
-        mime_type=JSON,
-    )
-    def compaction() -> str:
-        document = compaction_report(engine, tenant_id=tenant_id, project=project, now=clock(), config=config)
-        return json.dumps(document)
+        def read() -> str:
+            document = diagnostic(engine, tenant_id=tenant_id, project=project, now=clock(), config=config)
+            return json.dumps(document)
 
+        return read
+
+    for uri, name, title, description, diagnostic in RESOURCES:
+        server.resource(
+            uri, name=name, title=f"{title} of {project}", description=description, mime_type=JSON
+        )(reader(diagnostic))
     return server
 
 

@@ -5,16 +5,15 @@ lastRetrievedAt."""
 
 import pytest
 
+from conformance.retention_checks import check_moved, retention_on
 from conformance.retention_seams import DAY, MS, NOW, memory, moved, parse_stamp, plain_kind, stamp
 
 
-def _gate(ctx, *requirement_ids):
-    seams = ctx.retention()
-    if seams.settings.get("enabled") is True:
-        return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, "memory_retention.enabled is false: no run moves anything")
-    return None
+def _window(seams, key):
+    """The advertised window `key` in days and as a timedelta, an unprotected kind, and an age well
+    beyond the window (twice it and a day)."""
+    days = seams.settings.days(key)
+    return days, days * DAY, plain_kind(seams.settings), 2 * days * DAY + DAY
 
 
 def _run_cases(ctx, seams, requirement_id, label, cases):
@@ -25,32 +24,28 @@ def _run_cases(ctx, seams, requirement_id, label, cases):
     report = seams.run(project, NOW, dry_run=False)
     after, reported = seams.listing(project), moved(report)
     for description, (item, archived) in cases.items():
-        expected = "archived" if archived else item["status"]
-        memory_id = item["id"]
-        ctx.check(
+        to = "archived" if archived else None
+        check_moved(
+            ctx,
             requirement_id,
-            after.status(memory_id) == expected
-            and reported.get(memory_id) == ("archived" if archived else None),
+            after,
+            reported,
+            item,
+            to,
             {
-                "memoryId": memory_id,
                 "updatedAt": item["updatedAt"],
                 "lastRetrievedAt": item.get("lastRetrievedAt"),
                 "now": stamp(NOW),
-                "readBack": after.status(memory_id),
-                "reportedTo": reported.get(memory_id),
             },
-            note=f"{description}: {expected} after a real run (read back and reported)",
+            note=f"{description}: {to or item['status']} after a real run (read back and reported)",
         )
 
 
 @pytest.mark.requirement("p11.archive.stale-window")
 def test_stale_archived_only_beyond_the_window(ctx):
-    seams = _gate(ctx, "p11.archive.stale-window")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.archive.stale-window")) is None:
         return
-    days = seams.settings.days("stale_archive_days")
-    window, kind = days * DAY, plain_kind(seams.settings)
-    old = 2 * window + DAY
+    days, window, kind, old = _window(seams, "stale_archive_days")
 
     def stale(age, idle=None):
         return memory(ctx.unique_id("stale"), kind=kind, status="stale", age=age, idle=idle)
@@ -67,12 +62,9 @@ def test_stale_archived_only_beyond_the_window(ctx):
 
 @pytest.mark.requirement("p11.archive.superseded-window")
 def test_superseded_archived_only_when_inactive_beyond_the_window(ctx):
-    seams = _gate(ctx, "p11.archive.superseded-window")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.archive.superseded-window")) is None:
         return
-    days = seams.settings.days("inactive_archive_days")
-    window, kind = days * DAY, plain_kind(seams.settings)
-    old = 2 * window + DAY
+    days, window, kind, old = _window(seams, "inactive_archive_days")
 
     def superseded(age, retrieved=None):
         extra = {} if retrieved is None else {"lastRetrievedAt": stamp(NOW - retrieved), "retrievalCount": 1}
@@ -96,8 +88,7 @@ def test_superseded_archived_only_when_inactive_beyond_the_window(ctx):
 
 @pytest.mark.requirement("p11.archive.fields")
 def test_archived_memory_records_when_and_why(ctx):
-    seams = _gate(ctx, "p11.archive.fields")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.archive.fields")) is None:
         return
     kind = plain_kind(seams.settings)
     stale_window = seams.settings.days("stale_archive_days") * DAY

@@ -26,7 +26,6 @@ from conformance.retention_seams import (
     DAY,
     MS,
     NOW,
-    Listing,
     memory,
     parse_stamp,
     plain_kind,
@@ -103,9 +102,9 @@ class _Run:
         self.ctx, self.state = ctx, state
         self.project = ctx.unique_ref(label)
         seams.seed(self.project, items)
-        self.before = _read(seams, self.project, items)
+        self.before = seams.read_back(self.project, items)
         self.report = seams.run(self.project, NOW, dry_run=False, branches=state)
-        self.after = _read(seams, self.project, items)
+        self.after = seams.read_back(self.project, items)
         compacted = sorted(i["id"] for i in items if self.after.memories[i["id"]].get("compactedIntoId"))
         if compacted:
             raise Blocked(f"compaction took branch-cleanup memories despite distinct scopes: {compacted}")
@@ -155,18 +154,9 @@ class _Run:
         )
 
 
-def _read(seams, project, items) -> Listing:
-    listing = seams.listing(project)
-    wrong = sorted(i["id"] for i in items if i["id"] not in listing.memories)
-    if wrong:
-        raise Blocked(f"seeded memories are missing from the read-back of {project}: {wrong[:5]}")
-    return listing
-
-
 @pytest.mark.requirement(DELETED)
 def test_deleted_branch_memories_are_archived(ctx):
-    seams = _seams(ctx, DELETED, needs_deleted=True)
-    if seams is None:
+    if (seams := _seams(ctx, DELETED, needs_deleted=True)) is None:
         return
     mainline, deleted, live = (ctx.unique_id(n) for n in ("trunk", "deleted", "live"))
     gone = [_memory(ctx, seams, f"deleted{n}", deleted) for n in range(2)]
@@ -180,8 +170,7 @@ def test_deleted_branch_memories_are_archived(ctx):
 
 @pytest.mark.requirement(WINDOW)
 def test_merged_branch_memories_wait_for_the_window(ctx):
-    seams = _seams(ctx, WINDOW)
-    if seams is None:
+    if (seams := _seams(ctx, WINDOW)) is None:
         return
     window = _window(seams)
     days = window // DAY
@@ -228,8 +217,7 @@ def _created(when):
 
 @pytest.mark.requirement(PROMOTED)
 def test_promoted_memories_are_kept(ctx):
-    seams = _seams(ctx, PROMOTED)
-    if seams is None:
+    if (seams := _seams(ctx, PROMOTED)) is None:
         return
     mainline = ctx.unique_id("trunk")
     gone, cases = _gone_branches(ctx, seams), []
@@ -248,8 +236,7 @@ def test_promoted_memories_are_kept(ctx):
 
 @pytest.mark.requirement(MAINLINE)
 def test_mainline_and_global_memories_are_kept(ctx):
-    seams = _seams(ctx, MAINLINE)
-    if seams is None:
+    if (seams := _seams(ctx, MAINLINE)) is None:
         return
     # The mainline is left out of `branches` (a checkout with no local mainline branch, e.g. a clone of
     # a feature branch): its memories must be kept because they are mainline's, not because it is live.
@@ -290,8 +277,7 @@ def test_mainline_and_global_memories_are_kept(ctx):
 
 @pytest.mark.requirement(CURRENT)
 def test_current_branch_memories_are_kept(ctx):
-    seams = _seams(ctx, CURRENT)
-    if seams is None:
+    if (seams := _seams(ctx, CURRENT)) is None:
         return
     mainline, current, other = (ctx.unique_id(n) for n in ("trunk", "current", "other"))
     merged_at = _long_merged(seams)

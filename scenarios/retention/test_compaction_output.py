@@ -9,6 +9,7 @@ and lineage are as the document says, while the sources survive unchanged and th
 import pytest
 
 from conformance.outcomes import Blocked
+from conformance.retention_checks import compaction_on
 from conformance.retention_seams import DAY, NOW, compactions, memory, plain_kind
 
 SHAPE, LINEAGE, PRESERVED = (
@@ -21,14 +22,11 @@ TITLE_MAX = 512  # docs/retention-profile.md: a title is at most 512 characters
 
 @pytest.mark.requirement(SHAPE, LINEAGE, PRESERVED)
 def test_compacted_node_and_its_sources(ctx):
-    seams = ctx.retention()
-    settings = seams.settings
-    if settings.get("enabled") is not True or settings.get("compaction", "enabled") is not True:
-        for requirement_id in (SHAPE, LINEAGE, PRESERVED):
-            ctx.inapplicable(requirement_id, "the advertised config turns retention or compaction off")
+    if (seams := compaction_on(ctx, SHAPE, LINEAGE, PRESERVED)) is None:
         return
-    size = settings.days("compaction", "min_related_memories")
-    age = settings.days("compaction", "min_age_days") * DAY + DAY
+    settings = seams.settings
+    size, min_age = settings.group_limits()
+    age = min_age + DAY
     auto_archive = settings.get("compaction", "auto_archive_source_memories")
     kind, scope = plain_kind(settings), ctx.unique_id("scope")
     group = []

@@ -17,6 +17,7 @@ import pytest
 
 from conformance.oracles.secrets import find_form_leaks, find_leaks, load_corpus, markers
 from conformance.outcomes import Blocked
+from conformance.retention_checks import compaction_on, ids_of
 from conformance.retention_seams import DAY, NOW, memory, plain_kind, transitions
 from conformance.seams import CompactionSeams, read_events
 
@@ -25,16 +26,10 @@ SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 FRAME, END = "Ticket {n}: the deploy used ", " yesterday."
 
 
-def _seams(ctx, requirement_id):
-    """The seams and (group size, age of an eligible memory), or None when compaction is off."""
-    seams = ctx.retention()
-    settings = seams.settings
-    if settings.get("enabled") is not True or settings.get("compaction", "enabled") is not True:
-        ctx.inapplicable(requirement_id, "the advertised config turns retention or compaction off")
-        return None
-    size = settings.days("compaction", "min_related_memories")
-    age = settings.days("compaction", "min_age_days") * DAY + DAY
-    return seams, size, age
+def _limits(seams):
+    """(group size, age of an eligible memory: a day past min_age_days), as advertised."""
+    size, min_age = seams.settings.group_limits()
+    return size, min_age + DAY
 
 
 def _group(ctx, label, count, age, **attributes):
@@ -68,10 +63,9 @@ def _naming(logged, ids):
 
 @pytest.mark.requirement(EVENT)
 def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
-    gated = _seams(ctx, EVENT)
-    if gated is None:
+    if (seams := compaction_on(ctx, EVENT)) is None:
         return
-    seams, size, age = gated
+    size, age = _limits(seams)
     if read_events(ctx.client, "memory.compacted") is None:
         ctx.block(EVENT, "the host offers no event log (GET /v1/host/events → 404)")
         return
@@ -80,12 +74,11 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
     short = _group(ctx, "short", size - 1, age, kind=kind)
     other = _group(ctx, "other", size, age, kind=kind)
     project, other_project = ctx.unique_ref("event"), ctx.unique_ref("event-other")
-    seams.seed(project, [*first, *second, *short])
+    in_project = [*first, *second, *short]
+    seams.seed(project, in_project)
     seams.seed(other_project, other)
-    seeded = {item["id"] for item in (*first, *second, *short)}
-    before, other_before = seams.listing(project), seams.listing(other_project)
-    if not seeded <= set(before.memories):
-        raise Blocked(f"the read-back lacks seeded memories: {sorted(seeded - set(before.memories))[:5]}")
+    seeded = ids_of(in_project)
+    before, other_before = seams.read_back(project, in_project), seams.listing(other_project)
 
     # -- a dry run logs nothing --------------------------------------------------------------------------
     dry = seams.run(project, NOW, dry_run=True)
@@ -164,7 +157,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
     )
 
     # -- negatives: no event for what was not compacted, none crossing projects -------------------------
-    short_ids = {item["id"] for item in short}
+    short_ids = ids_of(short)
     ctx.check(
         EVENT,
         not _naming(logged, short_ids)
@@ -172,7 +165,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
         {"shortGroup": sorted(short_ids), "eventsNamingThem": _naming(logged, short_ids)[:3]},
         note=f"negative: no event names the group of {size - 1} (below min_related_memories)",
     )
-    theirs = {item["id"] for item in other} | {other_nodes[0].get("id")}
+    theirs = ids_of(other) | {other_nodes[0].get("id")}
     ours = _naming(logged, seeded | {n.get("id") for n in nodes})
     crossing = [(e.get("payload") or {}).get("outputId") for e in ours if _naming([e], theirs)]
     ctx.check(
@@ -213,10 +206,9 @@ def _sr1_group(ctx, corpus, size, age, kind):
 
 @pytest.mark.requirement(SR1)
 def test_secrets_in_sources_never_reach_the_compacted_node(ctx):
-    gated = _seams(ctx, SR1)
-    if gated is None:
+    if (seams := compaction_on(ctx, SR1)) is None:
         return
-    seams, size, age = gated
+    size, age = _limits(seams)
     corpus = load_corpus()
     group, framed = _sr1_group(ctx, corpus, size, age, plain_kind(seams.settings))
     project = ctx.unique_ref("sr1")

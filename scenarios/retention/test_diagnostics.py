@@ -9,6 +9,7 @@ from collections import Counter
 
 import pytest
 
+from conformance.retention_checks import compaction_on
 from conformance.retention_seams import (
     DAY,
     MS,
@@ -145,13 +146,10 @@ def _holding(groups, ids):
 
 @pytest.mark.requirement(REPORT)
 def test_compaction_report_lists_groups(ctx):
-    seams = ctx.retention()
-    settings = seams.settings
-    if settings.get("enabled") is not True or settings.get("compaction", "enabled") is not True:
-        ctx.inapplicable(REPORT, "the advertised config turns retention or compaction off")
+    if (seams := compaction_on(ctx, REPORT)) is None:
         return
-    size = settings.days("compaction", "min_related_memories")
-    min_age = settings.days("compaction", "min_age_days") * DAY
+    settings = seams.settings
+    size, min_age = settings.group_limits()
     kind, scope, other_scope = plain_kind(settings), ctx.unique_id("scope"), ctx.unique_id("scope")
     eligible = [
         memory(ctx.unique_id(f"elig{n}"), kind=kind, parentId=scope, age=min_age + n * DAY)

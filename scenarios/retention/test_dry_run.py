@@ -4,25 +4,8 @@ a dry run writes nothing, and a dry report is exactly what a real run at the sam
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_seams import (
-    DAY,
-    NOW,
-    changes,
-    every_rule,
-    memory,
-    plain_kind,
-    stamp,
-    transitions,
-)
-
-
-def _gate(ctx, *requirement_ids):
-    seams = ctx.retention()
-    if seams.settings.get("enabled") is True:
-        return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, "memory_retention.enabled is false: no run moves anything")
-    return None
+from conformance.retention_checks import archived_by_hand, retention_on
+from conformance.retention_seams import DAY, NOW, changes, every_rule, plain_kind, stamp, transitions
 
 
 def _mix(ctx, seams, label):
@@ -31,99 +14,94 @@ def _mix(ctx, seams, label):
     project = ctx.unique_ref(label)
     kind = plain_kind(seams.settings)
     items = every_rule(seams.settings, ctx.unique_id, NOW, kind=kind)
-    archived = memory(
-        ctx.unique_id("archived"),
-        kind=kind,
-        status="archived",
-        age=10 * DAY,
-        idle=DAY,
-        archivedAt=stamp(NOW - DAY),
-        archivedReason="archived before the scenario",
-        previousStatus="stale",
-    )
+    archived = archived_by_hand(ctx, kind)
     relation = {"fromId": items[0]["id"], "toId": items[2]["id"], "relationType": "relates_to"}
     seams.seed(project, [*items, archived], [relation])
     return project, archived["id"]
 
 
-def _applied(seams, project, archived_id):
-    """Apply a real run and a real restore to a control project: what each changed on read-back."""
+def _control(ctx, seams):
+    """What a real run, then a real restore, change on a control project's read-back: (up to 8 ids of
+    memories the run changed, what the restore changed). BLOCKED when the run changes nothing: a dry run
+    that changes nothing would then prove nothing."""
+    project, archived_id = _mix(ctx, seams, "control")
     start = seams.listing(project)
     seams.run(project, NOW, dry_run=False)
     ran = seams.listing(project)
     seams.restore(project, archived_id, NOW, dry_run=False)
-    return changes(start, ran), changes(ran, seams.listing(project))
+    run_changed, restore_changed = changes(start, ran), changes(ran, seams.listing(project))
+    if not run_changed:
+        raise Blocked("a real run (dryRun: false) changed nothing on the control project's read-back")
+    return sorted(run_changed.get("memories", {}))[:8], restore_changed
+
+
+class _Subject:
+    """A fresh `_mix` project, read back once (`before`), for the dry calls under test."""
+
+    def __init__(self, ctx, seams, label):
+        self.ctx, self.seams = ctx, seams
+        self.project, self.archived_id = _mix(ctx, seams, label)
+        self.before = seams.listing(self.project)
+
+    def check_unchanged(self, requirement_id, evidence, *, note):
+        """After a dry call (described by `evidence`), the project reads back exactly as `before`."""
+        diff = changes(self.before, self.seams.listing(self.project))
+        self.ctx.check(requirement_id, not diff, {**evidence, "changed": diff}, note=note)
 
 
 @pytest.mark.requirement("p11.dryrun.default")
 def test_runs_and_restores_are_dry_unless_asked(ctx):
-    seams = _gate(ctx, "p11.dryrun.default")
-    if seams is None:
+    rid = "p11.dryrun.default"
+    if (seams := retention_on(ctx, rid)) is None:
         return
-    run_changed, restore_changed = _applied(seams, *_mix(ctx, seams, "control"))
-    if not run_changed:
-        raise Blocked("a real run (dryRun: false) changed nothing on the control project's read-back")
-    project, archived_id = _mix(ctx, seams, "default")
-    before = seams.listing(project)
+    control_changed, restore_changed = _control(ctx, seams)
+    subject = _Subject(ctx, seams, "default")
     for label, dry_run in (("no dryRun field", None), ("dryRun: true", True)):
-        report = seams.run(project, NOW, dry_run=dry_run)
-        diff = changes(before, seams.listing(project))
-        ctx.check(
-            "p11.dryrun.default",
-            not diff,
+        report = seams.run(subject.project, NOW, dry_run=dry_run)
+        subject.check_unchanged(
+            rid,
             {
                 "request": label,
                 "reportedTransitions": len(transitions(report)),
-                "controlRealRunChanged": sorted(run_changed.get("memories", {}))[:8],
-                "changed": diff,
+                "controlRealRunChanged": control_changed,
             },
             note=f"a run with {label} changes nothing on read-back (the same run with dryRun: false does)",
         )
     if not restore_changed:
         return  # a real restore changed nothing either: the restore half is unobservable on this host
     for label, dry_run in (("no dryRun field", None), ("dryRun: true", True)):
-        reply = seams.restore(project, archived_id, NOW, dry_run=dry_run)
-        diff = changes(before, seams.listing(project))
-        ctx.check(
-            "p11.dryrun.default",
-            not diff,
-            {"request": label, "memoryId": archived_id, "reply": reply.summary(200), "changed": diff},
+        reply = seams.restore(subject.project, subject.archived_id, NOW, dry_run=dry_run)
+        subject.check_unchanged(
+            rid,
+            {"request": label, "memoryId": subject.archived_id, "reply": reply.summary(200)},
             note=f"a restore with {label} changes nothing on read-back (with dryRun: false it does)",
         )
 
 
 @pytest.mark.requirement("p11.dryrun.no-mutation")
 def test_dry_run_writes_nothing(ctx):
-    seams = _gate(ctx, "p11.dryrun.no-mutation")
-    if seams is None:
+    rid = "p11.dryrun.no-mutation"
+    if (seams := retention_on(ctx, rid)) is None:
         return
-    run_changed, restore_changed = _applied(seams, *_mix(ctx, seams, "control"))
-    if not run_changed:
-        raise Blocked("a real run (dryRun: false) changed nothing on the control project's read-back")
-    project, archived_id = _mix(ctx, seams, "dry")
-    before = seams.listing(project)
+    control_changed, restore_changed = _control(ctx, seams)
+    subject = _Subject(ctx, seams, "dry")
     # At the control's now every rule has something to move; a day later the at-window memories too.
     for label, now in (("at the control's now", NOW), ("a day later", NOW + DAY)):
-        report = seams.run(project, now, dry_run=True)
-        diff = changes(before, seams.listing(project))
-        ctx.check(
-            "p11.dryrun.no-mutation",
-            not diff,
+        report = seams.run(subject.project, now, dry_run=True)
+        subject.check_unchanged(
+            rid,
             {
                 "now": stamp(now),
                 "reportedTransitions": len(transitions(report)),
-                "controlRealRunChanged": sorted(run_changed.get("memories", {}))[:8],
-                "changed": diff,
+                "controlRealRunChanged": control_changed,
             },
             note=f"a dry run {label} changes no memory and no relation (the real run of the control did)",
         )
     if restore_changed:
-        reply = seams.restore(project, archived_id, NOW, dry_run=True)
-        diff = changes(before, seams.listing(project))
-        ctx.check(
-            "p11.dryrun.no-mutation",
-            not diff,
-            {"memoryId": archived_id, "reply": reply.summary(200), "changed": diff},
+        reply = seams.restore(subject.project, subject.archived_id, NOW, dry_run=True)
+        subject.check_unchanged(
+            rid,
+            {"memoryId": subject.archived_id, "reply": reply.summary(200)},
             note="a dry restore (dryRun: true) changes nothing (a real one does)",
         )
 
@@ -170,8 +148,7 @@ def _difference(dry, real):
 
 @pytest.mark.requirement("p11.dryrun.predicts-real")
 def test_dry_report_is_what_the_real_run_does(ctx):
-    seams = _gate(ctx, "p11.dryrun.predicts-real")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.dryrun.predicts-real")) is None:
         return
     project, _ = _mix(ctx, seams, "predict")
     dry = seams.run(project, NOW, dry_run=True)

@@ -5,22 +5,13 @@ from datetime import timedelta
 
 import pytest
 
+from conformance.retention_checks import check_moved, retention_on
 from conformance.retention_seams import DAY, MS, NOW, memory, moved, parse_stamp, plain_kind
-
-
-def _gate(ctx, *requirement_ids):
-    seams = ctx.retention()
-    if seams.settings.get("enabled") is True:
-        return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, "memory_retention.enabled is false: no run moves anything")
-    return None
 
 
 @pytest.mark.requirement("p11.expiry.boundary")
 def test_only_candidates_beyond_the_window_expire(ctx):
-    seams = _gate(ctx, "p11.expiry.boundary")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.expiry.boundary")) is None:
         return
     days = seams.settings.days("candidate_expiry_days")
     window, kind = days * DAY, plain_kind(seams.settings)
@@ -31,35 +22,31 @@ def test_only_candidates_beyond_the_window_expire(ctx):
     }
     if window > MS:
         ages["1 ms inside the window"] = window - MS
-    ids = {label: ctx.unique_id("candidate") for label in ages}
+    items = {
+        label: memory(ctx.unique_id("candidate"), kind=kind, status="candidate", age=age)
+        for label, age in ages.items()
+    }
     project = ctx.unique_ref("expiry-boundary")
-    seams.seed(
-        project, [memory(ids[label], kind=kind, status="candidate", age=age) for label, age in ages.items()]
-    )
+    seams.seed(project, list(items.values()))
     report = seams.run(project, NOW, dry_run=False)
     after, reported = seams.listing(project), moved(report)
     for label, age in ages.items():
-        expected = "expired" if age > window else "candidate"
-        memory_id = ids[label]
-        ctx.check(
+        to = "expired" if age > window else None
+        check_moved(
+            ctx,
             "p11.expiry.boundary",
-            after.status(memory_id) == expected
-            and reported.get(memory_id) == (expected if age > window else None),
-            {
-                "memoryId": memory_id,
-                "candidate_expiry_days": days,
-                "ageMs": age // MS,
-                "readBack": after.status(memory_id),
-                "reportedTo": reported.get(memory_id),
-            },
-            note=f"a candidate {label} is {expected} after a real run (read back and reported)",
+            after,
+            reported,
+            items[label],
+            to,
+            {"candidate_expiry_days": days, "ageMs": age // MS},
+            note=f"a candidate {label} is {to or 'candidate'} after a real run (read back and reported)",
         )
 
 
 @pytest.mark.requirement("p11.expiry.fields")
 def test_expired_candidate_records_when_and_why(ctx):
-    seams = _gate(ctx, "p11.expiry.fields")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.expiry.fields")) is None:
         return
     window, kind = seams.settings.days("candidate_expiry_days") * DAY, plain_kind(seams.settings)
     # A day beyond the window: the run's now differs from createdAt + window, so expiresAt must be `now`.

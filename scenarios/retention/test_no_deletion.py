@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_seams import DAY, NOW, changes, every_rule, memory, moved, plain_kind, stamp
+from conformance.retention_checks import retention_on, two_real_runs
+from conformance.retention_seams import DAY, NOW, changes, every_rule, memory, moved, plain_kind, settled
 
 ID = "p11.no-physical-deletion"
 
@@ -16,36 +17,27 @@ ID = "p11.no-physical-deletion"
 def _seed(ctx, seams):
     kind = plain_kind(seams.settings)
     items = every_rule(seams.settings, ctx.unique_id, NOW, kind=kind)
-    settled = [
-        memory(
-            ctx.unique_id("expired"),
+    final = [
+        settled(
+            ctx.unique_id(status),
+            status,
+            at=NOW - 300 * DAY,
+            reason=f"{status} before the scenario",
             kind=kind,
-            status="expired",
             age=400 * DAY,
             idle=300 * DAY,
-            expiresAt=stamp(NOW - 300 * DAY),
-            expiryReason="expired before the scenario",
-        ),
-        memory(
-            ctx.unique_id("archived"),
-            kind=kind,
-            status="archived",
-            age=400 * DAY,
-            idle=300 * DAY,
-            archivedAt=stamp(NOW - 300 * DAY),
-            archivedReason="archived before the scenario",
-            previousStatus="stale",
-        ),
-        memory(ctx.unique_id("review"), kind=kind, status="needs_review", age=400 * DAY),
+        )
+        for status in ("expired", "archived")
     ]
+    final.append(memory(ctx.unique_id("review"), kind=kind, status="needs_review", age=400 * DAY))
     ids = [m["id"] for m in items]
     relations = [
         {"fromId": ids[0], "toId": ids[2], "relationType": "relates_to"},
         {"fromId": ids[4], "toId": ids[-1], "relationType": "supports"},
-        {"fromId": settled[0]["id"], "toId": settled[1]["id"], "relationType": "relates_to"},
+        {"fromId": final[0]["id"], "toId": final[1]["id"], "relationType": "relates_to"},
     ]
     project = ctx.unique_ref("no-deletion")
-    seams.seed(project, [*items, *settled], relations)
+    seams.seed(project, [*items, *final], relations)
     return project
 
 
@@ -82,24 +74,10 @@ def _check_run(ctx, label, before, report, after):
 
 @pytest.mark.requirement(ID)
 def test_runs_never_delete(ctx):
-    seams = ctx.retention()
-    settings = seams.settings
-    if settings.get("enabled") is not True:
-        ctx.inapplicable(ID, "memory_retention.enabled is false: no run moves anything")
+    if (seams := retention_on(ctx, ID)) is None:
         return
-    project = _seed(ctx, seams)
-    windows = [
-        settings.days(k) for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
-    ]
-    # The second run is late enough for what sat exactly at a window in the first one to move too.
-    runs = (("first real run", NOW), ("second real run", NOW + (max(windows) + 1) * DAY))
-    observations = []
-    before = seams.listing(project)
-    for label, now in runs:
-        report = seams.run(project, now, dry_run=False)
-        after = seams.listing(project)
-        observations.append((label, before, report, after))
-        before = after
+    # A real run at NOW, then one late enough for what sat exactly at a window in the first to move too.
+    observations = two_real_runs(seams, _seed(ctx, seams))
     if not changes(observations[0][1], observations[-1][3]):
         raise Blocked("neither real run changed anything on read-back, so there was nothing to delete")
     for observation in observations:

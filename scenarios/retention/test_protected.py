@@ -7,6 +7,7 @@ the host's choice, but no transition may name one."""
 import pytest
 
 from conformance.outcomes import Blocked
+from conformance.retention_checks import retention_on
 from conformance.retention_seams import DAY, NOW, memory, plain_kind, transitions
 
 ID = "p11.protected.never-moved"
@@ -63,9 +64,7 @@ def _moved(before, after, memory_id):
 
 @pytest.mark.requirement(ID)
 def test_protected_types_are_never_moved(ctx):
-    seams = ctx.retention()
-    if seams.settings.get("enabled") is not True:
-        ctx.inapplicable(ID, "memory_retention.enabled is false: no run moves anything")
+    if (seams := retention_on(ctx, ID)) is None:
         return
     protected = seams.settings.protected()
     if not protected:
@@ -74,12 +73,7 @@ def test_protected_types_are_never_moved(ctx):
     settings = seams.settings
     with_group = settings.get("compaction", "enabled") is True
     with_branch = _branch_cleanup_on(seams)
-    windows = [
-        settings.days(k) for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
-    ]
-    if with_group:
-        windows.append(settings.days("compaction", "min_age_days"))
-    old = (max(windows) + 1) * DAY  # beyond every window and old enough to compact
+    old = (max(settings.windows(compaction=True)) + 1) * DAY  # beyond every window and old enough to compact
     twin_kind = plain_kind(settings)
     seeded = {
         kind: _seed_kind(ctx, seams, kind, old, with_group, with_branch) for kind in [*protected, twin_kind]

@@ -7,16 +7,8 @@ from collections import Counter
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_seams import DAY, NOW, every_rule, parse_stamp, plain_kind, transitions
-
-
-def _gate(ctx, *requirement_ids):
-    seams = ctx.retention()
-    if seams.settings.get("enabled") is True:
-        return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, "memory_retention.enabled is false: no run moves anything")
-    return None
+from conformance.retention_checks import retention_on, two_real_runs
+from conformance.retention_seams import NOW, every_rule, parse_stamp, plain_kind, transitions
 
 
 def _mix(ctx, seams, label):
@@ -27,8 +19,7 @@ def _mix(ctx, seams, label):
 
 @pytest.mark.requirement("p11.report.structure")
 def test_every_run_answers_a_structured_report(ctx):
-    seams = _gate(ctx, "p11.report.structure")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.report.structure")) is None:
         return
     project, empty = _mix(ctx, seams, "report"), ctx.unique_ref("empty")
     cases = (
@@ -120,23 +111,10 @@ def _account(before, after, report):
 
 @pytest.mark.requirement("p11.report.accounts-for-changes")
 def test_real_report_accounts_for_every_change(ctx):
-    seams = _gate(ctx, "p11.report.accounts-for-changes")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.report.accounts-for-changes")) is None:
         return
-    project = _mix(ctx, seams, "accounts")
-    windows = [
-        seams.settings.days(k)
-        for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
-    ]
-    # The second run is late enough for what sat exactly at a window in the first one to move too.
-    runs = (("first real run", NOW), ("second real run", NOW + (max(windows) + 1) * DAY))
-    before = seams.listing(project)
-    observations = []
-    for label, now in runs:
-        report = seams.run(project, now, dry_run=False)
-        after = seams.listing(project)
-        observations.append((label, before, report, after))
-        before = after
+    # A real run at NOW, then one late enough for what sat exactly at a window in the first to move too.
+    observations = two_real_runs(seams, _mix(ctx, seams, "accounts"))
     changed = [
         mid
         for _, b, _, a in observations

@@ -5,37 +5,16 @@ fields; anything that is not archived is refused and left as it was."""
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_seams import DAY, NOW, changes, memory, plain_kind, stamp
+from conformance.retention_checks import archived_by_hand, retention_on
+from conformance.retention_seams import DAY, NOW, changes, memory, plain_kind
 
 ARCHIVAL_FIELDS = ("archivedAt", "archivedReason", "previousStatus")
-
-
-def _gate(ctx, *requirement_ids):
-    seams = ctx.retention()
-    if seams.settings.get("enabled") is True:
-        return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, "memory_retention.enabled is false: no run archives anything")
-    return None
-
-
-def _archived_by_hand(ctx, kind, previous):
-    return memory(
-        ctx.unique_id(f"was-{previous}"),
-        kind=kind,
-        status="archived",
-        age=10 * DAY,
-        idle=DAY,
-        archivedAt=stamp(NOW - DAY),
-        archivedReason="archived before the scenario",
-        previousStatus=previous,
-    )
+DISABLED = "memory_retention.enabled is false: no run archives anything"
 
 
 @pytest.mark.requirement("p11.restore.previous-status")
 def test_restore_returns_to_the_status_before_archival(ctx):
-    seams = _gate(ctx, "p11.restore.previous-status")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.restore.previous-status", reason=DISABLED)) is None:
         return
     settings, kind = seams.settings, plain_kind(seams.settings)
     stale = memory(
@@ -47,7 +26,7 @@ def test_restore_returns_to_the_status_before_archival(ctx):
         status="superseded",
         age=(settings.days("inactive_archive_days") + 1) * DAY,
     )
-    from_active = _archived_by_hand(ctx, kind, "active")
+    from_active = archived_by_hand(ctx, kind, "active", label="was-active")
     project = ctx.unique_ref("restore")
     seams.seed(project, [stale, superseded, from_active])
     seams.run(project, NOW, dry_run=False)
@@ -84,8 +63,7 @@ def test_restore_returns_to_the_status_before_archival(ctx):
 
 @pytest.mark.requirement("p11.restore.refuses-non-archived")
 def test_restore_refuses_what_is_not_archived(ctx):
-    seams = _gate(ctx, "p11.restore.refuses-non-archived")
-    if seams is None:
+    if (seams := retention_on(ctx, "p11.restore.refuses-non-archived", reason=DISABLED)) is None:
         return
     kind = plain_kind(seams.settings)
     # Young and alone: no retention rule concerns them, only the restore under test could change them.
@@ -94,7 +72,7 @@ def test_restore_refuses_what_is_not_archived(ctx):
         "a stale memory": memory(ctx.unique_id("stale"), kind=kind, status="stale", age=DAY),
         "a candidate": memory(ctx.unique_id("candidate"), kind=kind, status="candidate", age=DAY),
     }
-    archived = _archived_by_hand(ctx, kind, "stale")
+    archived = archived_by_hand(ctx, kind, "stale", label="was-stale")
     project = ctx.unique_ref("restore-refusal")
     seams.seed(project, [*targets.values(), archived])
     # Negative first: the route restores an archived memory, so a refusal below is about the status.

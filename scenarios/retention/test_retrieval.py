@@ -12,7 +12,8 @@ from datetime import timedelta
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_seams import DAY, NOW, memory, parse_stamp, stamp
+from conformance.retention_checks import evidence_ids, query_word, result_ids, retrieved, shown
+from conformance.retention_seams import DAY, NOW, memory, parse_stamp, settled, stamp
 
 INCLUDES, EXCLUDES, STALE, COUNTERS = (
     "p11.retrieval.includes",
@@ -24,57 +25,16 @@ EXCLUDED = ("candidate", "superseded", "needs_review", "archived", "expired")
 ASKED = NOW + timedelta(hours=3)  # retrieval time: distinct from every seeded timestamp
 
 
-def _word(ctx, label):
-    """A query word (one run of word characters) that only this test's memories carry."""
-    return ctx.unique_id(label).replace("-", "")
-
-
 def _excluded(memory_id, status, **attributes):
     """A memory in an excluded status, with the fields a host may expect that status to carry."""
-    extra = {}
-    if status == "archived":
-        extra = {"archivedAt": stamp(NOW - DAY), "archivedReason": "seeded", "previousStatus": "active"}
-    elif status == "expired":
-        extra = {"expiresAt": stamp(NOW - DAY), "expiryReason": "seeded"}
-    return memory(memory_id, status=status, **extra, **attributes)
+    return settled(memory_id, status, at=NOW - DAY, reason="seeded", previous="active", **attributes)
 
 
 def _retrieve(ctx, requirement_id, seams, project, query, now=ASKED, **options):
-    """The results of one retrieval, best first; that the answer is usable is itself a check."""
+    """The results of one retrieval, best first, and the reply; that it is usable is itself a check."""
     reply = seams.retrieve(project, query, now, **options)
-    body = reply.body if isinstance(reply.body, dict) else {}
-    results = body.get("results")
-    usable = (
-        reply.status == 200
-        and isinstance(results, list)
-        and all(isinstance(r, dict) and isinstance(r.get("memory"), dict) for r in results)
-    )
-    ctx.check(
-        requirement_id, usable, reply.summary(), note=f"retrieving {query!r} answers 200 with a results list"
-    )
-    return (results if usable else []), reply
-
-
-def _ids(results):
-    return [result["memory"].get("id") for result in results]
-
-
-def _evidence_ids(result):
-    evidence = result.get("evidence")
-    return [row.get("id") for row in evidence if isinstance(row, dict)] if isinstance(evidence, list) else []
-
-
-def _shown(results):
-    """Evidence-sized view of ranked results: id, status, score, evidence ids."""
-    return [
-        {
-            "id": r["memory"].get("id"),
-            "status": r["memory"].get("status"),
-            "score": r.get("score"),
-            **({"evidence": _evidence_ids(r)} if "evidence" in r else {}),
-        }
-        for r in results
-    ]
+    note = f"retrieving {query!r} answers 200 with a results list"
+    return retrieved(ctx, requirement_id, reply, note=note), reply
 
 
 def _seed_and_confirm(seams, project, items):
@@ -90,7 +50,7 @@ def _seed_and_confirm(seams, project, items):
 @pytest.mark.requirement(INCLUDES, EXCLUDES)
 def test_default_retrieval_sees_active_and_compacted_only(ctx):
     seams = ctx.retention()
-    shared, lonely = _word(ctx, "shared"), _word(ctx, "lonely")
+    shared, lonely = query_word(ctx, "shared"), query_word(ctx, "lonely")
     same = {"title": f"The {shared} deployment checklist", "summary": f"How the {shared} deployment runs."}
     only_excluded = {"title": f"The {lonely} rollback", "summary": f"How the {lonely} rollback runs."}
     active, compacted = ctx.unique_id("active"), ctx.unique_id("compacted")
@@ -111,11 +71,11 @@ def test_default_retrieval_sees_active_and_compacted_only(ctx):
     ctx.check_schema(
         INCLUDES, "retention-retrieval", reply.body, note="the answer is a valid retrieval answer"
     )
-    found = _ids(results)
+    found = result_ids(results)
     ctx.check(
         INCLUDES,
         active in found and compacted in found,
-        {"active": active, "compacted": compacted, "results": _shown(results)},
+        {"active": active, "compacted": compacted, "results": shown(results, score=True)},
         note="an active and a compacted memory matching the query are both returned",
     )
     ctx.check(
@@ -128,7 +88,7 @@ def test_default_retrieval_sees_active_and_compacted_only(ctx):
     ctx.check(
         EXCLUDES,
         not leaked,
-        {"leaked": leaked, "results": _shown(results)},
+        {"leaked": leaked, "results": shown(results, score=True)},
         note="no candidate, superseded, needs_review, archived or expired memory with the same text "
         "is returned beside the included ones",
     )
@@ -140,11 +100,11 @@ def test_default_retrieval_sees_active_and_compacted_only(ctx):
         "status's doing",
     )
     results, _ = _retrieve(ctx, EXCLUDES, seams, project, lonely, limit=100)
-    leaked = {s: alone[s] for s in EXCLUDED if alone[s] in _ids(results)}
+    leaked = {s: alone[s] for s in EXCLUDED if alone[s] in result_ids(results)}
     ctx.check(
         EXCLUDES,
         not leaked,
-        {"leaked": leaked, "results": _shown(results)},
+        {"leaked": leaked, "results": shown(results, score=True)},
         note="a query only excluded memories match returns none of them (not even as a last resort)",
     )
 
@@ -152,7 +112,7 @@ def test_default_retrieval_sees_active_and_compacted_only(ctx):
 @pytest.mark.requirement(STALE)
 def test_stale_ranks_below_an_equally_relevant_active_memory(ctx):
     seams = ctx.retention()
-    favoured, plain = _word(ctx, "favoured"), _word(ctx, "plain")
+    favoured, plain = query_word(ctx, "favoured"), query_word(ctx, "plain")
     # Ids sort "a…" < "b…"; the favoured memory of each pair is also younger, updated and retrieved more
     # recently and retrieved more often, so that only its status can put it second.
     pairs = {
@@ -180,7 +140,7 @@ def test_stale_ranks_below_an_equally_relevant_active_memory(ctx):
     for word, (first, second, first_status) in pairs.items():
         stale, active = (first, second) if first_status == "stale" else (second, first)
         results, _ = _retrieve(ctx, STALE, seams, project, word, limit=100)
-        found = _ids(results)
+        found = result_ids(results)
         below = active in found and (stale not in found or found.index(stale) > found.index(active))
         note = (
             "the active memory is returned and the equally relevant stale one, favoured in every other "
@@ -189,7 +149,9 @@ def test_stale_ranks_below_an_equally_relevant_active_memory(ctx):
             else "negative (mirror): with those advantages on the active memory's side instead, the "
             "active memory is still returned above the stale one (or the stale one is absent)"
         )
-        ctx.check(STALE, below, {"stale": stale, "active": active, "results": _shown(results)}, note=note)
+        ctx.check(
+            STALE, below, {"stale": stale, "active": active, "results": shown(results, score=True)}, note=note
+        )
 
 
 def _counters(listing, ids):
@@ -235,7 +197,7 @@ def _check_counters(ctx, before, after, returned, moment, *, when):
 @pytest.mark.requirement(COUNTERS)
 def test_retrieval_records_itself_on_what_it_returns(ctx):
     seams = ctx.retention()
-    word = _word(ctx, "counted")
+    word = query_word(ctx, "counted")
     text = {"title": f"The {word} runbook", "summary": f"Steps of the {word} runbook."}
     other = {"title": "Source material", "summary": "Raw notes behind a compacted memory."}
     ids = {
@@ -264,7 +226,7 @@ def test_retrieval_records_itself_on_what_it_returns(ctx):
 
     deep = True if seams.block.get("deepEvidenceExpansion") is True else None
     results, _ = _retrieve(ctx, COUNTERS, seams, project, word, ASKED, deep=deep, limit=100)
-    returned = set(_ids(results)) | {e for r in results for e in _evidence_ids(r)}
+    returned = set(result_ids(results)) | {e for r in results for e in evidence_ids(r)}
     if ids["used"] not in returned:
         raise Blocked(
             f"the retrieval did not return the matching active memory {ids['used']} "
@@ -275,11 +237,11 @@ def test_retrieval_records_itself_on_what_it_returns(ctx):
 
     later = ASKED + DAY
     results, _ = _retrieve(ctx, COUNTERS, seams, project, word, later, limit=1)
-    returned = set(_ids(results)) | {e for r in results for e in _evidence_ids(r)}
+    returned = set(result_ids(results)) | {e for r in results for e in evidence_ids(r)}
     ctx.check(
         COUNTERS,
         bool(returned),
-        {"results": _shown(results)},
+        {"results": shown(results, score=True)},
         note="a second retrieval of the same query returns something whose counters can be read",
     )
     second = seams.listing(project)

@@ -14,55 +14,20 @@ from datetime import timedelta
 import pytest
 
 from conformance.outcomes import Blocked
+from conformance.retention_checks import compaction_on, evidence_ids, query_word, result_ids, retrieved, shown
 from conformance.retention_seams import DAY, NOW, memory, plain_kind
 
 FIRST, DEEP = "p11.retrieval.compacted-first", "p11.retrieval.deep-expansion"
 ASKED = NOW + timedelta(hours=3)  # retrieval time: distinct from every seeded timestamp and the run's now
 
 
-def _word(ctx, label):
-    """A query word (one run of word characters) that only this test's memories carry."""
-    return ctx.unique_id(label).replace("-", "")
-
-
 def _retrieve(ctx, requirement_id, seams, project, query, **options):
     """The results of one retrieval at ASKED, best first; that the answer is usable is itself a check."""
     reply = seams.retrieve(project, query, ASKED, limit=100, **options)
-    body = reply.body if isinstance(reply.body, dict) else {}
-    results = body.get("results")
-    usable = (
-        reply.status == 200
-        and isinstance(results, list)
-        and all(isinstance(r, dict) and isinstance(r.get("memory"), dict) for r in results)
+    deep = "deep " if options.get("deep") else ""
+    return retrieved(
+        ctx, requirement_id, reply, note=f"a {deep}retrieval of {query!r} answers 200 with a results list"
     )
-    shown = "deep " if options.get("deep") else ""
-    ctx.check(
-        requirement_id,
-        usable,
-        reply.summary(),
-        note=f"a {shown}retrieval of {query!r} answers 200 with a results list",
-    )
-    return results if usable else []
-
-
-def _ids(results):
-    return [result["memory"].get("id") for result in results]
-
-
-def _evidence_ids(result):
-    evidence = result.get("evidence")
-    return [row.get("id") for row in evidence if isinstance(row, dict)] if isinstance(evidence, list) else []
-
-
-def _shown(results):
-    return [
-        {
-            "id": r["memory"].get("id"),
-            "status": r["memory"].get("status"),
-            **({"evidence": _evidence_ids(r)} if "evidence" in r else {}),
-        }
-        for r in results
-    ]
 
 
 def _of(results, memory_id):
@@ -77,11 +42,11 @@ def _deep_advertised(ctx, seams):
 
 
 def _check_node_first(ctx, results, node_id, source_ids, *, where):
-    found = _ids(results)
+    found = result_ids(results)
     ctx.check(
         FIRST,
         node_id in found and not set(source_ids) & set(found),
-        {"node": node_id, "sources": sorted(source_ids), "results": _shown(results)},
+        {"node": node_id, "sources": sorted(source_ids), "results": shown(results)},
         note=f"{where}: without deep, the node is returned and none of its sources is",
     )
 
@@ -89,18 +54,18 @@ def _check_node_first(ctx, results, node_id, source_ids, *, where):
 def _check_deep(ctx, plain, deep, node_id, source_ids, *, where):
     """The node's deep result carries exactly its sources; nothing carries evidence without deep."""
     node = _of(deep, node_id)
-    carried = _evidence_ids(node) if node else None
+    carried = evidence_ids(node) if node else None
     ctx.check(
         DEEP,
         carried is not None and sorted(carried) == sorted(source_ids),
-        {"node": node_id, "sources": sorted(source_ids), "evidence": carried, "results": _shown(deep)},
+        {"node": node_id, "sources": sorted(source_ids), "evidence": carried, "results": shown(deep)},
         note=f"{where}: with deep, the node's result carries every source as evidence, and only them",
     )
-    carrying = {r["memory"].get("id"): _evidence_ids(r) for r in plain if r.get("evidence")}
+    carrying = {r["memory"].get("id"): evidence_ids(r) for r in plain if r.get("evidence")}
     ctx.check(
         DEEP,
-        node_id in _ids(plain) and not carrying,
-        {"node": node_id, "carryingEvidence": carrying, "results": _shown(plain)},
+        node_id in result_ids(plain) and not carrying,
+        {"node": node_id, "carryingEvidence": carrying, "results": shown(plain)},
         note=f"negative, {where}: without deep, the node is returned and no result carries evidence",
     )
 
@@ -108,7 +73,7 @@ def _check_deep(ctx, plain, deep, node_id, source_ids, *, where):
 @pytest.mark.requirement(FIRST, DEEP)
 def test_seeded_node_stands_in_for_its_active_sources(ctx):
     seams = ctx.retention()
-    word = _word(ctx, "node")
+    word = query_word(ctx, "node")
     node_id, peer, outsider = ctx.unique_id("node"), ctx.unique_id("peer"), ctx.unique_id("outsider")
     # Sources get the smaller ids and the more recent updates, so nothing but their lineage keeps them out.
     source_ids = [ctx.unique_id(f"asource{n}") for n in range(3)]
@@ -152,8 +117,8 @@ def test_seeded_node_stands_in_for_its_active_sources(ctx):
     _check_node_first(ctx, plain, node_id, source_ids, where="active sources seeded beside their node")
     ctx.check(
         FIRST,
-        peer in _ids(plain) and outsider not in _ids(plain),
-        {"peer": peer, "outsider": outsider, "results": _shown(plain)},
+        peer in result_ids(plain) and outsider not in result_ids(plain),
+        {"peer": peer, "outsider": outsider, "results": shown(plain)},
         note="negative: an equally matching active memory that is no source is still returned beside "
         "the node (only sources give way)",
     )
@@ -165,9 +130,9 @@ def test_seeded_node_stands_in_for_its_active_sources(ctx):
     ctx.check(
         DEEP,
         peer_result is not None
-        and not _evidence_ids(peer_result)
-        and outsider not in {e for r in deep for e in _evidence_ids(r)},
-        {"peer": _shown([peer_result]) if peer_result else None, "outsider": outsider},
+        and not evidence_ids(peer_result)
+        and outsider not in {e for r in deep for e in evidence_ids(r)},
+        {"peer": shown([peer_result]) if peer_result else None, "outsider": outsider},
         note="negative: with deep, a memory that is no compacted node carries no evidence, and the "
         "outsider is nobody's evidence",
     )
@@ -175,15 +140,11 @@ def test_seeded_node_stands_in_for_its_active_sources(ctx):
 
 @pytest.mark.requirement(FIRST, DEEP)
 def test_node_of_a_real_run_is_retrieved_instead_of_its_sources(ctx):
-    seams = ctx.retention()
-    settings = seams.settings
-    if settings.get("enabled") is not True or settings.get("compaction", "enabled") is not True:
-        for requirement_id in (FIRST, DEEP):
-            ctx.inapplicable(requirement_id, "the advertised config turns retention or compaction off")
+    if (seams := compaction_on(ctx, FIRST, DEEP)) is None:
         return
-    size = settings.days("compaction", "min_related_memories")
-    age = settings.days("compaction", "min_age_days") * DAY + DAY
-    kind, scope, word = plain_kind(settings), ctx.unique_id("scope"), _word(ctx, "group")
+    size, min_age = seams.settings.group_limits()
+    age = min_age + DAY
+    kind, scope, word = plain_kind(seams.settings), ctx.unique_id("scope"), query_word(ctx, "group")
     group = [
         memory(
             ctx.unique_id(f"source{n}"),

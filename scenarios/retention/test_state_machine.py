@@ -14,7 +14,8 @@ the manual restore, never a run).
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_seams import DAY, NOW, every_rule, memory, plain_kind, stamp, transitions
+from conformance.retention_checks import retention_on
+from conformance.retention_seams import DAY, NOW, every_rule, memory, plain_kind, settled, transitions
 
 ID = "p11.state-machine.drawn-edges"
 DRAWN = frozenset(
@@ -38,46 +39,32 @@ def _seed(ctx, seams, old):
     items = every_rule(seams.settings, ctx.unique_id, NOW, kind=kind)
     lone = memory(ctx.unique_id("old-active"), kind=kind, age=old, parentId=ctx.unique_id("alone"))
     twin = memory(ctx.unique_id("old-candidate"), kind=kind, status="candidate", age=old)
-    long_ago = stamp(NOW - old + DAY)
-    settled = [
-        memory(ctx.unique_id("old-review"), kind=kind, status="needs_review", age=old),
-        memory(ctx.unique_id("old-compacted"), kind=kind, status="compacted", age=old),
-        memory(
-            ctx.unique_id("old-expired"),
+    final = [
+        settled(
+            ctx.unique_id(label),
+            status,
+            at=NOW - old + DAY,
+            reason=f"{status} before the scenario",
             kind=kind,
-            status="expired",
             age=old,
-            expiresAt=long_ago,
-            expiryReason="expired before the scenario",
-        ),
-        memory(
-            ctx.unique_id("old-archived"),
-            kind=kind,
-            status="archived",
-            age=old,
-            archivedAt=long_ago,
-            archivedReason="archived before the scenario",
-            previousStatus="stale",
-        ),
+        )
+        for label, status in (
+            ("old-review", "needs_review"),
+            ("old-compacted", "compacted"),
+            ("old-expired", "expired"),
+            ("old-archived", "archived"),
+        )
     ]
     project = ctx.unique_ref("state-machine")
-    seams.seed(project, [*items, lone, twin, *settled])
-    return project, lone["id"], twin["id"], [m["id"] for m in settled]
+    seams.seed(project, [*items, lone, twin, *final])
+    return project, lone["id"], twin["id"], [m["id"] for m in final]
 
 
 @pytest.mark.requirement(ID)
 def test_runs_move_only_along_drawn_edges(ctx):
-    seams = ctx.retention()
-    settings = seams.settings
-    if settings.get("enabled") is not True:
-        ctx.inapplicable(ID, "memory_retention.enabled is false: no run moves anything")
+    if (seams := retention_on(ctx, ID)) is None:
         return
-    windows = [
-        settings.days(k) for k in ("candidate_expiry_days", "stale_archive_days", "inactive_archive_days")
-    ]
-    if settings.get("compaction", "enabled") is True:
-        windows.append(settings.days("compaction", "min_age_days"))
-    old = (2 * max(windows) + 1) * DAY
+    old = (2 * max(seams.settings.windows(compaction=True)) + 1) * DAY
     project, lone, twin, settled = _seed(ctx, seams, old)
     before = seams.listing(project)
     dry = seams.run(project, NOW, dry_run=True)

@@ -1,13 +1,16 @@
-"""Shared helpers for the retention tests: a controlled clock, planting memories, table snapshots."""
+"""Shared helpers for the retention tests: a controlled clock, planting memories, table snapshots,
+and what every property test of a whole run asserts."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import uuid
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, settings
 
 from reference_host.clock import to_wire
 from reference_host.database import create_engine, upgrade
@@ -17,6 +20,28 @@ from reference_host.tables import lifecycle_memories, lifecycle_relations
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
+
+# The retention document's eight statuses, in its order (the order of RetentionStatus.counts).
+DOCUMENT_STATUSES = [
+    "candidate",
+    "active",
+    "stale",
+    "superseded",
+    "needs_review",
+    "archived",
+    "compacted",
+    "expired",
+]
+
+# Property tests: the same examples every run (no example database), no deadline (PostgreSQL round
+# trips), and the function-scoped `db` is fine: each example plants under a fresh tenant.
+PROPERTY_SETTINGS = settings(
+    derandomize=True,
+    max_examples=30,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 
 
 def lifecycle_fixtures() -> tuple[Any, Any]:
@@ -149,3 +174,44 @@ def run(
 
 def moved(report: RetentionReport) -> dict[str, tuple[str | None, str, str]]:
     return {t.memory_id: (t.from_status, t.to_status, t.rule) for t in report.transitions}
+
+
+def tenant_rows(engine: sa.Engine, tenant: str) -> dict[str, dict[str, Any]]:
+    """Every lifecycle row of one tenant, by id: the property tests' view of "their" database."""
+    with engine.connect() as conn:
+        rows = conn.execute(lifecycle_memories.select().where(lifecycle_memories.c.tenant_id == tenant))
+        return {r.id: dict(r._mapping) for r in rows}
+
+
+def plant_population(engine: sa.Engine, population: Iterable[dict[str, Any]]) -> str:
+    """Plant each spec (keyword arguments of `put`) as `<tenant>-<index>` of a fresh tenant; returns it.
+
+    Why a fresh tenant: Hypothesis runs every example of a property test on the same database.
+    """
+    tenant = uuid.uuid4().hex
+    for index, spec in enumerate(population):
+        put(engine, f"{tenant[:20]}-{index}", tenant=tenant, **spec)
+    return tenant
+
+
+def dry_then_real(
+    engine: sa.Engine, tenant: str, **options: Any
+) -> tuple[dict[str, dict[str, Any]], RetentionReport, dict[str, dict[str, Any]]]:
+    """Run project "p" of `tenant` dry, for real, and for real again, asserting what every run holds.
+
+    The dry run changes nothing and reports exactly what the real run does; no row disappears; other
+    projects are untouched; a second run at the same now does nothing. Returns the tenant's rows
+    before, the real run's report, and the rows after, for the caller's own invariants.
+    """
+    before = tenant_rows(engine, tenant)
+    dry = run(engine, tenant=tenant, **options)
+    assert tenant_rows(engine, tenant) == before
+    real = run(engine, tenant=tenant, dry_run=False, **options)
+    assert (dry.transitions, dry.links, dry.skipped) == (real.transitions, real.links, real.skipped)
+    after = tenant_rows(engine, tenant)
+    assert set(before) <= set(after)  # nothing deleted
+    assert {k: v for k, v in after.items() if v["project"] != "p"} == {
+        k: v for k, v in before.items() if v["project"] != "p"
+    }
+    assert run(engine, tenant=tenant, dry_run=False, **options).transitions == []
+    return before, real, after

@@ -5,19 +5,29 @@ The merged-branch window is strict like the other windows: merged exactly N days
 """
 
 import json
-import uuid
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from retention_support import DAY, NOW, lifecycle_fixtures, moved, put, row, run, snapshot
+from retention_support import (
+    DAY,
+    NOW,
+    PROPERTY_SETTINGS,
+    dry_then_real,
+    lifecycle_fixtures,
+    moved,
+    plant_population,
+    put,
+    row,
+    run,
+    snapshot,
+)
 
 from reference_host.clock import to_wire
 from reference_host.retention import BranchState, RetentionConfig
 from reference_host.retention.branches import plan_branch_cleanup
 from reference_host.retention.config import BranchCleanupConfig, CompactionConfig
-from reference_host.tables import lifecycle_memories
 
 MS = timedelta(milliseconds=1)
 WINDOW = 30 * DAY
@@ -348,7 +358,7 @@ memory = st.fixed_dictionaries(
         "status": st.sampled_from(["candidate", "active", "stale", "superseded", "needs_review", "archived"]),
         "kind": st.sampled_from(["note", "decision"]),
         "branch": st.sampled_from(BRANCHES),
-        "scope": st.sampled_from(["global", "current_branch"]),
+        "branch_scope": st.sampled_from(["global", "current_branch"]),
         "promoted": st.sampled_from([0, 1]),
         "project": st.sampled_from(["p", "q"]),
         "age": st.integers(0, 400),
@@ -357,37 +367,11 @@ memory = st.fixed_dictionaries(
 )
 
 
-@settings(
-    derandomize=True,
-    max_examples=30,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@PROPERTY_SETTINGS
 @given(population=st.lists(memory, max_size=14))
 def test_property_branch_cleanup_moves_only_what_it_may(db, population):
-    tenant = uuid.uuid4().hex  # a fresh tenant per example: the database is shared across examples
-    for index, spec in enumerate(population):
-        put(
-            db,
-            f"{tenant[:20]}-{index}",
-            tenant=tenant,
-            status=spec["status"],
-            kind=spec["kind"],
-            age=spec["age"] * DAY,
-            project=spec["project"],
-            branch=spec["branch"],
-            branch_scope=spec["scope"],
-            promoted=spec["promoted"],
-            parent_id=spec["parent_id"],
-        )
-    before = tenant_rows(db, tenant)
-    dry = run(db, tenant=tenant, branches=PROPERTY_STATE)
-    assert tenant_rows(db, tenant) == before
-    real = run(db, tenant=tenant, dry_run=False, branches=PROPERTY_STATE)
-    assert (dry.transitions, dry.links, dry.skipped) == (real.transitions, real.links, real.skipped)
-    after = tenant_rows(db, tenant)
-    assert set(before) <= set(after)
+    tenant = plant_population(db, [{**spec, "age": spec["age"] * DAY} for spec in population])
+    before, real, after = dry_then_real(db, tenant, branches=PROPERTY_STATE)
     ids = [t.memory_id for t in real.transitions if t.from_status is not None]
     assert len(ids) == len(set(ids))  # nothing changes twice in one run
     for transition in real.transitions:
@@ -398,13 +382,3 @@ def test_property_branch_cleanup_moves_only_what_it_may(db, population):
         assert was["branch"] in {"gone", "merged-old"}
         assert not was["branch_promotion_eligible"] and was["kind"] != "decision"
         assert after[transition.memory_id]["status"] == "archived"
-    assert {k: v for k, v in after.items() if v["project"] == "q"} == {
-        k: v for k, v in before.items() if v["project"] == "q"
-    }
-    assert run(db, tenant=tenant, dry_run=False, branches=PROPERTY_STATE).transitions == []
-
-
-def tenant_rows(db, tenant):
-    with db.connect() as conn:
-        rows = conn.execute(lifecycle_memories.select().where(lifecycle_memories.c.tenant_id == tenant))
-        return {r.id: dict(r._mapping) for r in rows}

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from git_support import Repo
 from retention_support import DAY, NOW, lifecycle_fixtures, put, row, run, snapshot
 
 from conformance import schemas
@@ -267,23 +268,12 @@ def test_config_file_changes_what_a_run_does(db, tmp_path):
 
 def test_branch_cleanup_from_a_git_repository(db, tmp_path):
     """`--repo`: read-only Git state feeds branch cleanup; the deleted branch's memory is pending."""
-    repo = tmp_path / "repo"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_CONFIG_GLOBAL=os.devnull,
-        GIT_AUTHOR_NAME="t",
-        GIT_AUTHOR_EMAIL="t@example.invalid",
-        GIT_COMMITTER_NAME="t",
-        GIT_COMMITTER_EMAIL="t@example.invalid",
-    )
-    repo.mkdir()
-    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "m1"]):
-        subprocess.run(["git", "-C", str(repo), *args], env=env, check=True, capture_output=True)
+    repo = Repo(tmp_path / "repo")
+    repo.commit("m1")
     put(db, "gone-branch", branch="gone", branch_scope="current_branch", age=5 * DAY)
     without = retention(db, "status", "p", "--json")
     assert without.json()["pending"] == {}
-    with_repo = retention(db, "status", "p", "--json", "--repo", str(repo))
+    with_repo = retention(db, "status", "p", "--json", "--repo", str(repo.path))
     assert with_repo.code == 0, with_repo.err
     assert with_repo.json()["pending"] == {"branch_cleanup": 1}
     not_a_repo = retention(db, "status", "p", "--repo", str(tmp_path))

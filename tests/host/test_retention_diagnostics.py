@@ -1,13 +1,23 @@
 """Diagnostics agree with the table and with what a run does: RetentionStatus and CompactionReport."""
 
-import uuid
 from dataclasses import replace
 from datetime import timedelta
 
 import sqlalchemy as sa
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
-from retention_support import DAY, NOW, lifecycle_fixtures, put, relate, run, snapshot
+from retention_support import (
+    DAY,
+    DOCUMENT_STATUSES,
+    NOW,
+    PROPERTY_SETTINGS,
+    lifecycle_fixtures,
+    plant_population,
+    put,
+    relate,
+    run,
+    snapshot,
+)
 
 from conformance import schemas
 from reference_host.retention import RetentionConfig, restore
@@ -61,16 +71,7 @@ def test_status_counts_agree_with_the_table(db):
     assert schemas.validate("retention-status", document) == []
     expected = {name: 0 for name in document["counts"]} | table_counts(db)
     assert document["counts"] == expected
-    assert list(document["counts"]) == [
-        "candidate",
-        "active",
-        "stale",
-        "superseded",
-        "needs_review",
-        "archived",
-        "compacted",
-        "expired",
-    ]
+    assert list(document["counts"]) == DOCUMENT_STATUSES
     assert document["total"] == sum(expected.values()) == 11
     assert document["byKind"] == {
         "decision": {"active": 1},
@@ -258,21 +259,13 @@ memory = st.fixed_dictionaries(
 )
 
 
-@settings(
-    derandomize=True,
-    max_examples=25,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@settings(PROPERTY_SETTINGS, max_examples=25)
 @given(population=st.lists(memory, max_size=16), loose=st.booleans())
 def test_property_report_agrees_with_the_run(db, population, loose):
     config = DEFAULTS
     if loose:
         config = replace(DEFAULTS, compaction=CompactionConfig(require_same_memory_type=False))
-    tenant = uuid.uuid4().hex  # a fresh tenant per example: the database is shared across examples
-    for index, spec in enumerate(population):
-        put(db, f"{tenant[:20]}-{index}", tenant=tenant, **{**spec, "age": spec["age"] * DAY})
+    tenant = plant_population(db, [{**spec, "age": spec["age"] * DAY} for spec in population])
     report = compaction(db, config=config, tenant=tenant)
     document = status(db, config=config, tenant=tenant)
     real = run(db, tenant=tenant, config=config, dry_run=False)

@@ -1,13 +1,23 @@
 """Whole runs: dry run predicts the real run and changes nothing, rows never disappear, restore."""
 
 import json
-import uuid
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
-from retention_support import DAY, NOW, lifecycle_fixtures, put, row, run, snapshot
+from retention_support import (
+    DAY,
+    NOW,
+    PROPERTY_SETTINGS,
+    dry_then_real,
+    lifecycle_fixtures,
+    plant_population,
+    put,
+    row,
+    run,
+    snapshot,
+)
 
 from reference_host.retention import RestoreError, restore
 from reference_host.tables import lifecycle_memories
@@ -145,43 +155,15 @@ memory = st.fixed_dictionaries(
 )
 
 
-@settings(
-    derandomize=True,
-    max_examples=30,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-)
+@PROPERTY_SETTINGS
 @given(population=st.lists(memory, max_size=12), group_ages=st.lists(st.integers(0, 60), max_size=5))
 def test_property_dry_run_equals_real_run(db, population, group_ages):
     """Random small populations (plus a would-be compaction group of 0-5 with random ages)."""
     base = {"kind": "note", "idle": 0, "project": "p", "branch": None, "parent_id": "root"}
     population = population + [{**base, "status": "active", "age": age} for age in group_ages]
-    tenant = uuid.uuid4().hex  # a fresh tenant per example: the database is shared across examples
-    for index, spec in enumerate(population):
-        age = spec["age"] * DAY
-        put(
-            db,
-            f"{tenant[:20]}-{index}",
-            tenant=tenant,
-            status=spec["status"],
-            kind=spec["kind"],
-            age=age,
-            idle=min(age, spec["idle"] * DAY),
-            project=spec["project"],
-            branch=spec["branch"],
-            parent_id=spec["parent_id"],
-        )
-    before = tenant_rows(db, tenant)
-    dry = run(db, tenant=tenant)
-    assert tenant_rows(db, tenant) == before
-    real = run(db, tenant=tenant, dry_run=False)
-    assert (dry.transitions, dry.links, dry.skipped) == (real.transitions, real.links, real.skipped)
-    after = tenant_rows(db, tenant)
-    assert set(before) <= set(after)  # nothing deleted
-    assert {k: v for k, v in after.items() if v["project"] == "q"} == {
-        k: v for k, v in before.items() if v["project"] == "q"
-    }
+    days = [{**s, "age": s["age"] * DAY, "idle": min(s["age"], s["idle"]) * DAY} for s in population]
+    tenant = plant_population(db, days)
+    _, real, after = dry_then_real(db, tenant)
     for link in real.links:  # nothing crosses a project or a branch
         node, source = after[link.from_id], after[link.to_id]
         assert (
@@ -190,13 +172,6 @@ def test_property_dry_run_equals_real_run(db, population, group_ages):
             == ("p", source["branch"])
         )
         assert source["compacted_into_id"] == node["id"]
-    assert run(db, tenant=tenant, dry_run=False).transitions == []  # a second run at the same now: no-op
-
-
-def tenant_rows(db, tenant):
-    with db.connect() as conn:
-        rows = conn.execute(lifecycle_memories.select().where(lifecycle_memories.c.tenant_id == tenant))
-        return {r.id: dict(r._mapping) for r in rows}
 
 
 @pytest.mark.parametrize("victim", ["stale-old", "grp1"])

@@ -1,0 +1,234 @@
+"""Steps and checks several retention scenarios share (scenarios/retention/).
+
+Gates mark the requirements a scenario checks inapplicable (UNSUPPORTED) when the advertised config makes
+them meaningless, and return None. Every check here cites the requirement id its caller passes and
+records the same evidence wherever it is used; what a scenario seeds, runs and checks stays in the
+scenario.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from conformance.retention_seams import (
+    DAY,
+    NOW,
+    Listing,
+    RetentionSeams,
+    altered_fields,
+    compactions,
+    memory,
+    settled,
+)
+
+if TYPE_CHECKING:
+    from conformance.client import Reply
+    from conformance.context import Scenario
+
+RETENTION_OFF = "memory_retention.enabled is false: no run moves anything"
+COMPACTION_OFF = "the advertised config turns retention or compaction off"
+
+# -- gates ----------------------------------------------------------------------------------------------
+
+
+def retention_on(ctx: Scenario, *requirement_ids: str, reason: str = RETENTION_OFF) -> RetentionSeams | None:
+    """The seams, or None (each id marked inapplicable) when the advertised config turns retention off."""
+    seams = ctx.retention()
+    if seams.settings.get("enabled") is True:
+        return seams
+    for requirement_id in requirement_ids:
+        ctx.inapplicable(requirement_id, reason)
+    return None
+
+
+def compaction_on(ctx: Scenario, *requirement_ids: str) -> RetentionSeams | None:
+    """The seams, or None (each id marked inapplicable) when the advertised config turns retention or
+    compaction off."""
+    seams = ctx.retention()
+    settings = seams.settings
+    if settings.get("enabled") is True and settings.get("compaction", "enabled") is True:
+        return seams
+    for requirement_id in requirement_ids:
+        ctx.inapplicable(requirement_id, COMPACTION_OFF)
+    return None
+
+
+# -- seeding and running --------------------------------------------------------------------------------
+
+
+def batch(ctx: Scenario, label: str, count: int, **attributes: Any) -> list[dict[str, Any]]:
+    """`count` memories alike but for their (unique) ids `<label><n>-…`."""
+    return [memory(ctx.unique_id(f"{label}{n}"), **attributes) for n in range(count)]
+
+
+def ids_of(items: list[dict[str, Any]]) -> set[str]:
+    return {item["id"] for item in items}
+
+
+def archived_by_hand(
+    ctx: Scenario, kind: str, previous: str = "stale", *, label: str = "archived"
+) -> dict[str, Any]:
+    """A memory archived from `previous` a day before NOW, before the scenario (what a restore acts on)."""
+    return settled(
+        ctx.unique_id(label),
+        "archived",
+        at=NOW - DAY,
+        reason="archived before the scenario",
+        previous=previous,
+        kind=kind,
+        age=10 * DAY,
+        idle=DAY,
+    )
+
+
+class RealRun:
+    """Seed `memories` in `project`, read it back (BLOCKED unless every one is there), run retention for
+    real at NOW and read back again: `before`, `report`, `after`, and what the run compacted
+    (`taken`: node id → the ids it took, from the read-backs)."""
+
+    def __init__(
+        self,
+        ctx: Scenario,
+        seams: RetentionSeams,
+        project: str,
+        memories: list[dict[str, Any]],
+        relations: list[dict[str, str]] | None = None,
+        *,
+        branches: Any = None,
+    ) -> None:
+        self.ctx, self.project = ctx, project
+        seams.seed(project, memories, relations)
+        self.before = seams.read_back(project, memories)
+        self.report = seams.run(project, NOW, dry_run=False, branches=branches)
+        self.after = seams.listing(project)
+        self.taken = compactions(self.before, self.after)
+
+    def one_node(self, requirement_id: str, items: list[dict[str, Any]], *, note: str) -> None:
+        check_one_node(self.ctx, requirement_id, self.taken, ids_of(items), note=note)
+
+    def untouched(self, requirement_id: str, items: list[dict[str, Any]], *, note: str, **extra: Any) -> None:
+        check_untouched(
+            self.ctx, requirement_id, self.before, self.after, self.taken, ids_of(items), note=note, **extra
+        )
+
+
+def two_real_runs(seams: RetentionSeams, project: str) -> list[tuple[str, Listing, dict[str, Any], Listing]]:
+    """Two real runs, each between two read-backs: (label, before, report, after). The first is at NOW;
+    the second a day past the longest advertised window, late enough for what sat exactly at a window in
+    the first one to move too."""
+    late = NOW + (max(seams.settings.windows()) + 1) * DAY
+    observations, before = [], seams.listing(project)
+    for label, now in (("first real run", NOW), ("second real run", late)):
+        report = seams.run(project, now, dry_run=False)
+        after = seams.listing(project)
+        observations.append((label, before, report, after))
+        before = after
+    return observations
+
+
+# -- checks ---------------------------------------------------------------------------------------------
+
+
+def check_one_node(
+    ctx: Scenario, requirement_id: str, taken: dict[str, set[str]], ids: set[str], *, note: str
+) -> None:
+    """`ids` were compacted into exactly one node, which took exactly them (`taken`: see `compactions`)."""
+    hits = {node: sorted(sources) for node, sources in taken.items() if sources & ids}
+    ctx.check(
+        requirement_id,
+        len(hits) == 1 and next(iter(hits.values())) == sorted(ids),
+        {"expected": sorted(ids), "nodesTakingThem": hits},
+        note=note,
+    )
+
+
+def check_untouched(
+    ctx: Scenario,
+    requirement_id: str,
+    before: Listing,
+    after: Listing,
+    taken: dict[str, set[str]],
+    ids: set[str],
+    *,
+    note: str,
+    **extra: Any,
+) -> None:
+    """No node took any of `ids`, and each reads back exactly as before the run."""
+    took = {node: sorted(sources & ids) for node, sources in taken.items() if sources & ids}
+    changed = altered_fields(before, after, ids)
+    ctx.check(
+        requirement_id,
+        not took and not changed,
+        {"ids": sorted(ids), "takenBy": took, "changedFields": changed, **extra},
+        note=note,
+    )
+
+
+def check_moved(
+    ctx: Scenario,
+    requirement_id: str,
+    after: Listing,
+    reported: dict[str, str | None],
+    item: dict[str, Any],
+    to: str | None,
+    evidence: dict[str, Any],
+    *,
+    note: str,
+) -> None:
+    """After a real run, `item` reads back in status `to` and the report (`moved(report)`) moves it there;
+    with `to` None, it reads back in its seeded status and the report does not move it."""
+    memory_id = item["id"]
+    ctx.check(
+        requirement_id,
+        after.status(memory_id) == (to or item["status"]) and reported.get(memory_id) == to,
+        {
+            "memoryId": memory_id,
+            **evidence,
+            "readBack": after.status(memory_id),
+            "reportedTo": reported.get(memory_id),
+        },
+        note=note,
+    )
+
+
+# -- retrieval ------------------------------------------------------------------------------------------
+
+
+def query_word(ctx: Scenario, label: str) -> str:
+    """A query word (one run of word characters) that only this test's memories carry."""
+    return ctx.unique_id(label).replace("-", "")
+
+
+def retrieved(ctx: Scenario, requirement_id: str, reply: Reply, *, note: str) -> list[dict[str, Any]]:
+    """The results of a retrieval reply, best first; that the answer is usable is itself a check."""
+    body = reply.body if isinstance(reply.body, dict) else {}
+    results = body.get("results")
+    usable = (
+        reply.status == 200
+        and isinstance(results, list)
+        and all(isinstance(r, dict) and isinstance(r.get("memory"), dict) for r in results)
+    )
+    ctx.check(requirement_id, usable, reply.summary(), note=note)
+    return results if usable else []
+
+
+def result_ids(results: list[dict[str, Any]]) -> list[Any]:
+    return [result["memory"].get("id") for result in results]
+
+
+def evidence_ids(result: dict[str, Any]) -> list[Any]:
+    evidence = result.get("evidence")
+    return [row.get("id") for row in evidence if isinstance(row, dict)] if isinstance(evidence, list) else []
+
+
+def shown(results: list[dict[str, Any]], *, score: bool = False) -> list[dict[str, Any]]:
+    """Evidence-sized view of ranked results: id, status (score), evidence ids."""
+    return [
+        {
+            "id": r["memory"].get("id"),
+            "status": r["memory"].get("status"),
+            **({"score": r.get("score")} if score else {}),
+            **({"evidence": evidence_ids(r)} if "evidence" in r else {}),
+        }
+        for r in results
+    ]
