@@ -65,6 +65,8 @@ def standalone_host(tmp_path):
     port = _free_port()
     exe = shutil.which("openwop-reference-host", path=os.path.dirname(sys.executable))
     keys = ("standalone-key-a", "standalone-key-b")
+    # The host logs every request; a pipe nobody drains would fill up and block it mid-suite.
+    log = open(tmp_path / "host.log", "wb")  # noqa: SIM115 (closed after the host stops)
     proc = subprocess.Popen(
         [
             exe,
@@ -79,7 +81,7 @@ def standalone_host(tmp_path):
             "--database-url",
             f"sqlite:///{tmp_path / 'standalone.db'}",
         ],
-        stdout=subprocess.PIPE,
+        stdout=log,
         stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 30
@@ -89,8 +91,9 @@ def standalone_host(tmp_path):
             break
         except OSError:
             if proc.poll() is not None or time.monotonic() > deadline:
+                log.close()
                 raise RuntimeError(
-                    proc.stdout.read().decode() if proc.stdout else "host did not start"
+                    (tmp_path / "host.log").read_text()[-3000:] or "host did not start"
                 ) from None
             time.sleep(0.1)
 
@@ -101,6 +104,7 @@ def standalone_host(tmp_path):
     yield Handle()
     proc.terminate()
     proc.wait(10)
+    log.close()
 
 
 def test_standalone_host_with_two_workers_gives_the_same_verdicts(standalone_host, run_suite):
