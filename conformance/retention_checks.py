@@ -206,10 +206,24 @@ def retrieved(ctx: Scenario, requirement_id: str, reply: Reply, *, note: str) ->
     usable = (
         reply.status == 200
         and isinstance(results, list)
-        and all(isinstance(r, dict) and isinstance(r.get("memory"), dict) for r in results)
+        and all(
+            isinstance(r, dict)
+            and isinstance(r.get("memory"), dict)
+            and isinstance(r["memory"].get("id"), str)
+            and _evidence_usable(r.get("evidence"))
+            for r in results
+        )
     )
     ctx.check(requirement_id, usable, reply.summary(), note=note)
     return results if usable else []
+
+
+def _evidence_usable(evidence: Any) -> bool:
+    """Absent (None) or a list of Memory objects with string ids."""
+    return evidence is None or (
+        isinstance(evidence, list)
+        and all(isinstance(e, dict) and isinstance(e.get("id"), str) for e in evidence)
+    )
 
 
 def result_ids(results: list[dict[str, Any]]) -> list[Any]:

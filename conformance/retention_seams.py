@@ -141,8 +141,12 @@ class Settings:
         return days
 
     def group_limits(self) -> tuple[int, timedelta]:
-        """(compaction.min_related_memories, compaction.min_age_days as a timedelta)."""
-        return self.days("compaction", "min_related_memories"), self.days("compaction", "min_age_days") * DAY
+        """(compaction.min_related_memories, compaction.min_age_days as a timedelta). A group size below 2
+        (the schema's minimum) leaves the "one short" negative cases empty or eligible: BLOCKED."""
+        size = self.days("compaction", "min_related_memories")
+        if size < 2:
+            raise Blocked(f"the advertised compaction.min_related_memories is {size}, below the minimum of 2")
+        return size, self.days("compaction", "min_age_days") * DAY
 
 
 class RetentionSeams:
@@ -262,8 +266,11 @@ def transitions(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def moved(report: dict[str, Any]) -> dict[str, str | None]:
-    """memoryId → the status the report says it moves to (last transition wins)."""
-    return {t.get("memoryId"): t.get("toStatus") for t in transitions(report)}
+    """memoryId → the status the report says it moves to (last transition wins); a transition whose
+    memoryId is not a string names no memory and is left out."""
+    return {
+        t["memoryId"]: t.get("toStatus") for t in transitions(report) if isinstance(t.get("memoryId"), str)
+    }
 
 
 def changes(before: Listing, after: Listing) -> dict[str, Any]:

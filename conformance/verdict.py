@@ -1,8 +1,10 @@
 """Per-test evidence: `check(id, condition, evidence)` records, and how records become outcomes.
 
 A requirement's outcome in one test comes only from counted checks that cite it: a failed MUST is
-FAIL, a failed SHOULD/MAY is WARN, all held is PASS. A requirement with no counted check takes the
-reason the test stopped (UNSUPPORTED, BLOCKED, ERROR), or BLOCKED "no counted check" — never PASS.
+FAIL, a failed SHOULD/MAY is WARN, all held is PASS, unless the test then crashed or lost the host,
+which makes it ERROR (the checks that never ran were not observed). A requirement with no counted
+check takes the reason the test stopped (UNSUPPORTED, BLOCKED, ERROR), or BLOCKED "no counted check" —
+never PASS.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ class Verdict:
         if mine:
             failures = [r for r in mine if not r.passed]
             if not failures:
-                return RequirementResult(rid, Outcome.PASS, len(mine), None, evidence)
+                return self._passed_or_cut_short(rid, len(mine), evidence, stop, error)
             outcome = Outcome.FAIL if level == "MUST" else Outcome.WARN
             reason = "; ".join(f.note or "check failed" for f in failures)
             return RequirementResult(rid, outcome, len(mine), reason, evidence)
@@ -106,6 +108,24 @@ class Verdict:
         return RequirementResult(
             rid, Outcome.BLOCKED, 0, "no counted check ran for this requirement", evidence
         )
+
+    @staticmethod
+    def _passed_or_cut_short(
+        rid: str, count: int, evidence: list[dict[str, Any]], stop: ScenarioStop | None, error: str | None
+    ) -> RequirementResult:
+        """Held checks are a PASS unless the scenario then crashed or lost the host (ERROR).
+
+        Why: after an unexpected exception or a transport failure the rest of the scenario's checks never
+        ran, so grading what did run as PASS would certify behaviour nobody observed. A deliberate stop
+        (BLOCKED: an optional surface is absent; UNSUPPORTED) gates only the requirements it left
+        unchecked, so scenarios gate before the first check of a requirement they cannot finish.
+        """
+        if error is None and stop is not None and stop.outcome is Outcome.ERROR:
+            error = stop.reason
+        if error is not None:
+            reason = f"after {count} passing check(s): {error}"
+            return RequirementResult(rid, Outcome.ERROR, count, reason, evidence)
+        return RequirementResult(rid, Outcome.PASS, count, None, evidence)
 
 
 def overall_outcome(results: list[RequirementResult]) -> Outcome:

@@ -67,7 +67,7 @@ def test_compacted_node_and_its_sources(ctx):
         )
     node = added[0]
     node_id = node.get("id")
-    title, summary = node.get("title") or "", node.get("summary") or ""
+    title, summary = (v if isinstance(v, str) else "" for v in (node.get("title"), node.get("summary")))
 
     # -- node shape ---------------------------------------------------------------------------------
     prefix = f"[Compacted] {kind} group: "

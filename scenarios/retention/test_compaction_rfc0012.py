@@ -50,13 +50,19 @@ def _compaction_ids(report):
     return {t.get("memoryId") for t in transitions(report) if t.get("rule") == "compaction"}
 
 
+def _payload(event):
+    """An event's payload object ({} when it is not one, e.g. a JSON string)."""
+    payload = event.get("payload")
+    return payload if isinstance(payload, dict) else {}
+
+
 def _naming(logged, ids):
     """Logged events whose outputId or sourceIds name any of `ids`."""
     found = []
     for event in logged:
-        payload = event.get("payload") if isinstance(event.get("payload"), dict) else {}
+        payload = _payload(event)
         sources = payload.get("sourceIds") if isinstance(payload.get("sourceIds"), list) else []
-        if payload.get("outputId") in ids or set(map(str, sources)) & ids:
+        if str(payload.get("outputId")) in ids or set(map(str, sources)) & ids:
             found.append(event)
     return found
 
@@ -111,7 +117,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
     for node, listing in [*((n, after) for n in nodes), (other_nodes[0], other_after)]:
         node_id, summary = node.get("id"), node.get("summary")
         sources = listing.sources(node_id)
-        mine = [e for e in logged if (e.get("payload") or {}).get("outputId") == node_id]
+        mine = [e for e in logged if _payload(e).get("outputId") == node_id]
         ctx.check(
             EVENT,
             len(mine) == 1 and mine[0].get("type") == "memory.compacted",
@@ -120,13 +126,16 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
         )
         if not mine:
             continue
-        payload = mine[0].get("payload") or {}
+        payload = _payload(mine[0])
         refs[node_id] = payload.get("memoryRef")
         ctx.check_schema(EVENT, SCHEMA, payload, note=f"the event of {node_id} is valid against {SCHEMA}")
         listed = payload.get("sourceIds")
         ctx.check(
             EVENT,
-            isinstance(listed, list) and len(listed) == len(set(map(str, listed))) and set(listed) == sources,
+            isinstance(listed, list)
+            and all(isinstance(s, str) for s in listed)
+            and len(listed) == len(set(listed))
+            and set(listed) == sources,
             {"node": node_id, "sourceIds": listed, "readBackSources": sorted(sources)},
             note="sourceIds are exactly the node's compaction_source memories, each once",
         )
@@ -167,7 +176,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
     )
     theirs = ids_of(other) | {other_nodes[0].get("id")}
     ours = _naming(logged, seeded | {n.get("id") for n in nodes})
-    crossing = [(e.get("payload") or {}).get("outputId") for e in ours if _naming([e], theirs)]
+    crossing = [_payload(e).get("outputId") for e in ours if _naming([e], theirs)]
     ctx.check(
         EVENT,
         not crossing,
@@ -224,7 +233,7 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx):
     if len(nodes) != 1:
         raise Blocked(f"the real run made {len(nodes)} compacted nodes, not 1 (see compacts-eligible-group)")
     node = nodes[0]
-    title, summary = node.get("title") or "", node.get("summary") or ""
+    title, summary = (v if isinstance(v, str) else "" for v in (node.get("title"), node.get("summary")))
     text = f"{title}\n{summary}"
 
     secrets = {s.id: s.sensitive for s in corpus.secrets}

@@ -5,7 +5,7 @@ import pytest
 
 from conformance.outcomes import Blocked
 from conformance.retention_checks import archived_by_hand, retention_on
-from conformance.retention_seams import DAY, NOW, changes, every_rule, plain_kind, stamp, transitions
+from conformance.retention_seams import DAY, NOW, changes, every_rule, moved, plain_kind, stamp, transitions
 
 
 def _mix(ctx, seams, label):
@@ -106,18 +106,25 @@ def test_dry_run_writes_nothing(ctx):
         )
 
 
+def _links(report):
+    """A report's links that are objects ([] when `links` is not a list)."""
+    value = report.get("links")
+    return [k for k in value if isinstance(k, dict)] if isinstance(value, list) else []
+
+
 def _canonical(report):
     """A report's transitions (memoryId, fromStatus, toStatus, rule) and links, sorted. A memory the run
     creates (fromStatus null) is named by the sources it links to, so a host that mints a node's id at
     apply time is compared on what the node is, not on its id."""
-    created = {t.get("memoryId") for t in transitions(report) if t.get("fromStatus") is None}
-    links = [k for k in report.get("links") or [] if isinstance(k, dict)]
+    created = {str(t.get("memoryId")) for t in transitions(report) if t.get("fromStatus") is None}
+    links = _links(report)
     sources = {}
     for link in links:
-        if link.get("fromId") in created:
-            sources.setdefault(link.get("fromId"), []).append(str(link.get("toId")))
+        if str(link.get("fromId")) in created:
+            sources.setdefault(str(link.get("fromId")), []).append(str(link.get("toId")))
 
     def name(memory_id):
+        memory_id = str(memory_id)
         return (
             f"<node of {'+'.join(sorted(sources.get(memory_id, [])))}>" if memory_id in created else memory_id
         )
@@ -172,13 +179,13 @@ def test_dry_report_is_what_the_real_run_does(ctx):
         note="dry and real reports at the same now name the same transitions and links (order aside)",
     )
 
-    final = {t.get("memoryId"): t.get("toStatus") for t in transitions(real)}
+    final = moved(real)
     on_read_back = {
         mid: after.status(mid) for mid in applied.get("memories", {}) if after.status(mid) is not None
     }
     moved_on_read_back = {mid for mid, status in on_read_back.items() if before.status(mid) != status}
     unseen = {mid: [to, after.status(mid)] for mid, to in final.items() if after.status(mid) != to}
-    links = {(k.get("fromId"), k.get("toId"), k.get("relationType")) for k in real.get("links") or []}
+    links = {(str(k.get("fromId")), str(k.get("toId")), str(k.get("relationType"))) for k in _links(real)}
     missing_links = sorted((list(k) for k in links - set(after.relations)), key=repr)
     unreported = sorted(moved_on_read_back - set(final))
     ctx.check(

@@ -30,6 +30,11 @@ def test_routes_reachable(ctx):
 @pytest.mark.requirement("p11.seam.bad-input")
 def test_bad_seed_is_refused_and_writes_nothing(ctx):
     seams = ctx.retention()
+    # Control first, before any counted check: a host that refuses every seed (or cannot read one back)
+    # is BLOCKED here, not graded PASS on its refusals and then stopped further down.
+    control, control_project = [memory(ctx.unique_id("control"))], ctx.unique_ref("good-seed")
+    seams.seed(control_project, control)
+    seams.read_back(control_project, control)
     project = ctx.unique_ref("bad-seed")
     good = memory(ctx.unique_id("good"))
     cases = {

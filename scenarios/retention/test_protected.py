@@ -113,7 +113,7 @@ def test_protected_types_are_never_moved(ctx):
 
     protected_ids = {m["id"] for kind in protected for items in seeded[kind].values() for m in items}
     for label, report in (("dry", dry), ("real", real)):
-        named = [t for t in transitions(report) if t.get("memoryId") in protected_ids]
+        named = [t for t in transitions(report) if str(t.get("memoryId")) in protected_ids]
         ctx.check(
             ID,
             not named,

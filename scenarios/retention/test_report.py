@@ -55,7 +55,7 @@ def test_every_run_answers_a_structured_report(ctx):
             for t in moves
             if not all(isinstance(t.get(k), str) and t[k] for k in ("memoryId", "toStatus", "rule"))
         ]
-        tally = Counter(t.get("rule") for t in moves)
+        tally = Counter(str(t.get("rule")) for t in moves)
         ctx.check(
             "p11.report.structure",
             not blank and not missing,
@@ -81,8 +81,9 @@ def _account(before, after, report):
     """Read-back changes without a matching transition, and transitions not visible on read-back."""
     first, last = {}, {}
     for t in transitions(report):
-        first.setdefault(t.get("memoryId"), t)
-        last[t.get("memoryId")] = t
+        key = t.get("memoryId") if isinstance(t.get("memoryId"), str) else repr(t.get("memoryId"))
+        first.setdefault(key, t)
+        last[key] = t
     unreported = {}
     for memory_id, row in after.memories.items():
         was = before.memories.get(memory_id)
@@ -139,7 +140,7 @@ def test_real_report_accounts_for_every_change(ctx):
         )
         created = [row["id"] for row in after.added(before)]
         if created:
-            reported = {t.get("memoryId"): t.get("fromStatus") for t in transitions(report)}
+            reported = {str(t.get("memoryId")): t.get("fromStatus") for t in transitions(report)}
             ctx.check(
                 "p11.report.accounts-for-changes",
                 all(mid in reported and reported[mid] is None for mid in created),

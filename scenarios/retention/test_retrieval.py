@@ -225,13 +225,19 @@ def test_retrieval_records_itself_on_what_it_returns(ctx):
         raise Blocked(f"the read-back does not hold exactly the seeded memories: {sorted(before.memories)}")
 
     deep = True if seams.block.get("deepEvidenceExpansion") is True else None
-    results, _ = _retrieve(ctx, COUNTERS, seams, project, word, ASKED, deep=deep, limit=100)
-    returned = set(result_ids(results)) | {e for r in results for e in evidence_ids(r)}
-    if ids["used"] not in returned:
+    reply = seams.retrieve(project, word, ASKED, deep=deep, limit=100)
+    # Gate before any counted check: a check that held, then BLOCKED, would grade the requirement PASS.
+    rows = reply.body.get("results") if isinstance(reply.body, dict) else None
+    if not any(
+        isinstance(r, dict) and isinstance(r.get("memory"), dict) and r["memory"].get("id") == ids["used"]
+        for r in (rows if isinstance(rows, list) else [])
+    ):
         raise Blocked(
             f"the retrieval did not return the matching active memory {ids['used']} "
-            f"(returned {sorted(returned)}), so no recorded retrieval can be observed"
+            f"({reply.summary(300)}), so no recorded retrieval can be observed"
         )
+    results = retrieved(ctx, COUNTERS, reply, note=f"retrieving {word!r} answers 200 with a results list")
+    returned = set(result_ids(results)) | {e for r in results for e in evidence_ids(r)}
     first = seams.listing(project)
     _check_counters(ctx, before, first, returned, ASKED, when="a first retrieval" + (" (deep)" * bool(deep)))
 

@@ -57,7 +57,7 @@ def _check_deep(ctx, plain, deep, node_id, source_ids, *, where):
     carried = evidence_ids(node) if node else None
     ctx.check(
         DEEP,
-        carried is not None and sorted(carried) == sorted(source_ids),
+        carried is not None and sorted(carried, key=str) == sorted(source_ids),
         {"node": node_id, "sources": sorted(source_ids), "evidence": carried, "results": shown(deep)},
         note=f"{where}: with deep, the node's result carries every source as evidence, and only them",
     )

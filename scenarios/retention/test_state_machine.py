@@ -32,6 +32,11 @@ DRAWN = frozenset(
 )
 
 
+def _undrawn(edge):
+    """Whether a (from, to) pair is no drawn edge (a pair of non-strings, e.g. lists, never is one)."""
+    return not all(s is None or isinstance(s, str) for s in edge) or edge not in DRAWN
+
+
 def _seed(ctx, seams, old):
     """Every rule's memories, plus memories older than every window: a lone active one (its own parent
     scope, so no group takes it), a candidate twin of the same age, and one in each settled status."""
@@ -56,8 +61,9 @@ def _seed(ctx, seams, old):
         )
     ]
     project = ctx.unique_ref("state-machine")
-    seams.seed(project, [*items, lone, twin, *final])
-    return project, lone["id"], twin["id"], [m["id"] for m in final]
+    seeded = [*items, lone, twin, *final]
+    seams.seed(project, seeded)
+    return project, seeded, lone["id"], twin["id"], [m["id"] for m in final]
 
 
 @pytest.mark.requirement(ID)
@@ -65,8 +71,9 @@ def test_runs_move_only_along_drawn_edges(ctx):
     if (seams := retention_on(ctx, ID)) is None:
         return
     old = (2 * max(seams.settings.windows(compaction=True)) + 1) * DAY
-    project, lone, twin, settled = _seed(ctx, seams, old)
-    before = seams.listing(project)
+    project, seeded, lone, twin, settled = _seed(ctx, seams, old)
+    # BLOCKED unless every seeded memory reads back: a settled one missing before and after would pass.
+    before = seams.read_back(project, seeded)
     dry = seams.run(project, NOW, dry_run=True)
     real = seams.run(project, NOW, dry_run=False)
     after = seams.listing(project)
@@ -77,14 +84,14 @@ def test_runs_move_only_along_drawn_edges(ctx):
 
     for label, report in (("dry", dry), ("real", real)):
         taken = [(t.get("fromStatus"), t.get("toStatus")) for t in transitions(report)]
-        off = [t for t in transitions(report) if (t.get("fromStatus"), t.get("toStatus")) not in DRAWN]
+        off = [t for t, edge in zip(transitions(report), taken, strict=True) if _undrawn(edge)]
         ctx.check(
             ID,
             not off,
             {"report": label, "edgesTaken": sorted({f"{a} -> {b}" for a, b in taken}), "undrawn": off[:5]},
             note=f"every transition of the {label} report is a drawn edge",
         )
-    off = {mid: f"{a} -> {b}" for mid, (a, b) in read_back.items() if (a, b) not in DRAWN}
+    off = {mid: f"{a} -> {b}" for mid, (a, b) in read_back.items() if _undrawn((a, b))}
     ctx.check(
         ID,
         not off,

@@ -53,6 +53,18 @@ def test_gates_apply_only_to_unchecked_requirements():
     assert rows[MUST_2].outcome is Outcome.BLOCKED and rows[MUST_2].reason == "read surface absent"
 
 
+def test_a_crash_after_passing_checks_is_an_error_not_a_pass():
+    for stop, error in ((None, "TypeError: unhashable type"), (HostError("connection reset"), None)):
+        v = Verdict((MUST, MUST_2))
+        v.check(MUST, True)
+        rows = resolve(v, stop=stop, error=error)
+        assert rows[MUST].outcome is Outcome.ERROR and rows[MUST].reason.startswith(
+            "after 1 passing check(s)"
+        )
+        assert rows[MUST].assertions == 1
+        assert rows[MUST_2].outcome is Outcome.ERROR
+
+
 def test_unsupported_and_error_propagate():
     assert resolve(Verdict((MUST,)), stop=Unsupported("not advertised"))[MUST].outcome is Outcome.UNSUPPORTED
     assert resolve(Verdict((MUST,)), stop=HostError("timeout"))[MUST].outcome is Outcome.ERROR
