@@ -14,7 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conformance.client import HostClient, Reply, path_segment
-from conformance.outcomes import Blocked
+from conformance.outcomes import Blocked, HostError
+from conformance.seams import ABSENT
 
 DISCOVERY_KEY = "x-host-openwop-conformance-memory-retention"
 # A fixed "now" far from the real clock: every age in a scenario is relative to it, so a host that
@@ -165,8 +166,14 @@ class RetentionSeams:
         return f"{self.base}/projects/{path_segment(project)}"
 
     def probe(self) -> Reply:
-        """Read an empty project: 404/405 means the profile's routes are absent (expected: 200)."""
-        return self.client.request("GET", f"{self._project('conformance-probe')}/memories")
+        """Read an empty project: 404/405 means the profile's routes are absent (expected: 200 JSON).
+
+        Any other answer that is not JSON is the host failing to answer (HostError → ERROR).
+        """
+        reply = self.client.request("GET", f"{self._project('conformance-probe')}/memories")
+        if reply.status not in ABSENT and not reply.is_json:
+            raise HostError(f"GET {reply.path}: expected JSON, got {reply.headers.get('content-type')}")
+        return reply
 
     # -- setup ----------------------------------------------------------------------------------------
 
@@ -179,7 +186,11 @@ class RetentionSeams:
     def seed(
         self, project: str, memories: list[dict[str, Any]], relations: list[dict[str, str]] | None = None
     ) -> None:
-        reply = self.seed_reply(project, memories, relations)
+        body: dict[str, Any] = {"memories": memories}
+        if relations is not None:
+            body["relations"] = relations
+        # Setup: a garbled (non-JSON) answer is the host's failure to answer, an ERROR, not a gate.
+        reply = self.client.json("POST", f"{self._project(project)}/memories", json_body=body)
         if reply.status != 201:
             raise Blocked(f"seeding lifecycle memories was refused: {reply.status} {_brief(reply)}")
 

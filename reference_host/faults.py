@@ -361,6 +361,12 @@ FAULTS: dict[str, Fault] = {
         ),
         # Phase 11 retention profile (scenarios/retention/)
         Fault(
+            "retention-tenant-leak",
+            "p11.tenant-isolation",
+            "FAIL",
+            "the retention listing ignores the caller's tenant",
+        ),
+        Fault(
             "retention-not-advertised",
             "p11.profile.advertised",
             "UNSUPPORTED",

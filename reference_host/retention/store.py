@@ -80,10 +80,16 @@ def _relation(tenant_id: str, project: str, link: dict[str, Any]) -> dict[str, A
     }
 
 
-def listing(engine: sa.Engine, *, tenant_id: str, project: str) -> dict[str, list[dict[str, Any]]]:
-    """Every memory of the project in any status and every relation, as the wire listing."""
+def listing(
+    engine: sa.Engine, *, tenant_id: str | None, project: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Every memory of the project in any status and every relation, as the wire listing.
+
+    `tenant_id=None` is the `retention-tenant-leak` fault mode: every tenant's memories of the project.
+    """
+    scope = memories.c.project == project if tenant_id is None else _scope(tenant_id, project)
     with engine.connect() as conn:
-        rows = [dict(r._mapping) for r in conn.execute(sa.select(memories).where(_scope(tenant_id, project)))]
+        rows = [dict(r._mapping) for r in conn.execute(sa.select(memories).where(scope))]
         links = conn.execute(
             sa.select(relations.c.from_memory_id, relations.c.to_memory_id, relations.c.relation_type)
             .where(relations.c.tenant_id == tenant_id, relations.c.project == project)

@@ -12,6 +12,8 @@ from starlette.applications import Starlette
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Route
 
+from reference_host.retention.config import RetentionConfig, config_document
+
 DISCOVERY = {
     "protocolVersion": "1.0",
     "supportedEnvelopes": [],
@@ -26,6 +28,14 @@ DISCOVERY = {
             "maxInputEntries": 1000,
             "maxOutputBytes": 65536,
         },
+    },
+    "x-host-openwop-conformance-memory-retention": {
+        "supported": True,
+        "profileVersion": "1",
+        "seamBase": "/v1/test/retention",
+        "branchCleanup": True,
+        "deepEvidenceExpansion": True,
+        "config": config_document(RetentionConfig()),
     },
 }
 
@@ -92,6 +102,7 @@ def test_transport_trouble_is_error_not_a_hang_or_traceback(behaviour, bad_host,
     assert outcomes["discovery.document-valid"] == "PASS"
     errored = {k for k, v in outcomes.items() if v == "ERROR"}
     assert "rfc0012.B.event-schema" in errored and "rfc0012.D.no-secret-echo" in errored, outcomes
+    assert {"p11.seam.reachable", "p11.compaction.lineage", "p11.retrieval.counters"} <= errored, outcomes
     assert not {k for k, v in outcomes.items() if v == "FAIL"} - {"discovery.document-valid"}, outcomes
     assert "Traceback" not in run.output
     reasons = " ".join(r.get("reason") or "" for r in run.bundle["requirements"])
