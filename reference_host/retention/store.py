@@ -80,9 +80,7 @@ def _relation(tenant_id: str, project: str, link: dict[str, Any]) -> dict[str, A
     }
 
 
-def listing(
-    engine: sa.Engine, *, tenant_id: str | None, project: str
-) -> dict[str, list[dict[str, Any]]]:
+def listing(engine: sa.Engine, *, tenant_id: str | None, project: str) -> dict[str, list[dict[str, Any]]]:
     """Every memory of the project in any status and every relation, as the wire listing.
 
     `tenant_id=None` is the `retention-tenant-leak` fault mode: every tenant's memories of the project.
