@@ -1,8 +1,8 @@
 """`openwop-memory-conformance`: run the suite with a friendly summary, or list the requirements.
 
-`run` is a thin front end over the same pytest plugin (`pytest --host-url …`): it checks the host
-is reachable first (one line and exit 2 if not), runs the bundled scenarios in-process, then
-renders the verdict table from the JSON result bundle.
+`run` is a thin front end over the same pytest plugin (`pytest --host-url …`): it checks first that
+the host can be graded (reachable, usable discovery, keys accepted: one line and exit 2 if not),
+runs the bundled scenarios in-process, then renders the verdict table from the JSON result bundle.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from rich.console import Console
 from rich.table import Table
 
 from conformance import requirements
-from conformance.client import HostClient
-from conformance.discovery import DiscoveryUnavailable, read_discovery
+from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
+from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_problem
 from conformance.paths import scenarios_dir
-from conformance.secrecy import Secret
+from conformance.secrecy import Secret, scrub
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="OpenWOP memory conformance suite.")
 COLOURS = {
@@ -34,7 +34,6 @@ COLOURS = {
     "UNSUPPORTED": "cyan",
     "DISABLED": "dim",
 }
-EXIT_COULD_NOT_START = 2
 
 
 @app.command()
@@ -63,21 +62,24 @@ def run(
         bool,
         typer.Option("--require-behavior", envvar="OPENWOP_REQUIRE_BEHAVIOR", help="BLOCKED fails the run."),
     ] = False,
-    request_timeout: Annotated[float, typer.Option(help="Seconds per HTTP request.")] = 20.0,
+    request_timeout: Annotated[
+        float,
+        typer.Option(envvar="OPENWOP_REQUEST_TIMEOUT", min=0.001, help="Seconds per HTTP request."),
+    ] = 20.0,
+    max_answer_bytes: Annotated[
+        int,
+        typer.Option(envvar="OPENWOP_MAX_ANSWER_BYTES", min=1, help="Largest decoded answer (bytes)."),
+    ] = DEFAULT_MAX_ANSWER_BYTES,
     workers: Annotated[int, typer.Option(help="Parallel pytest-xdist workers (0 = none).")] = 0,
     disable: Annotated[list[str], typer.Option(help="ID=REASON: opt a requirement out.")] = [],  # noqa: B006
 ) -> None:
     """Run every scenario against a host and print the verdict table."""
     console = Console(stderr=False)
     if host_url:
-        client = HostClient(host_url, Secret(host_token) if host_token else None, request_timeout)
-        try:
-            read_discovery(client)
-        except DiscoveryUnavailable as exc:
-            typer.echo(f"openwop: {host_url}: {exc}", err=True)
-            raise typer.Exit(EXIT_COULD_NOT_START) from None
-        finally:
-            client.close()
+        problem = _startup_check(host_url, host_token, tenant_b_token, request_timeout, max_answer_bytes)
+        if problem is not None:
+            typer.echo(scrub(f"openwop: {host_url}: {problem}"), err=True)
+            raise typer.Exit(EXIT_COULD_NOT_START)
     bundle_path = report or Path(tempfile.mkdtemp(prefix="openwop-")) / "bundle.json"
     args = [
         str(scenarios_dir()),
@@ -88,6 +90,7 @@ def run(
         "--report",
         str(bundle_path),
         f"--request-timeout={request_timeout}",
+        f"--max-answer-bytes={max_answer_bytes}",
     ]
     if host_url:
         args.append(f"--host-url={host_url}")
@@ -109,6 +112,21 @@ def run(
     bundle = json.loads(bundle_path.read_text(encoding="utf-8"))
     _render(console, bundle, bundle_path if report else None)
     raise typer.Exit(code if code in (0, 1) else EXIT_COULD_NOT_START)
+
+
+def _startup_check(url: str, token: str | None, token_b: str | None, timeout: float, cap: int) -> str | None:
+    """The plugin's start-up check (discovery, then the credential preflight), run before pytest."""
+    client = HostClient(url, Secret(token) if token else None, timeout, cap)
+    tenant_b = client.with_token(Secret(token_b)) if token_b else None
+    try:
+        return startup_problem(
+            Credential(client, "--host-token", "OPENWOP_API_KEY"),
+            Credential(tenant_b, "--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY") if tenant_b else None,
+        )
+    finally:
+        client.close()
+        if tenant_b is not None:
+            tenant_b.close()
 
 
 def _render(console: Console, bundle: dict, report: Path | None) -> None:

@@ -1,23 +1,46 @@
-"""HTTP to the host under test: bearer auth, timeouts, and transport trouble turned into HostError.
+"""HTTP to the host under test: bearer auth, one deadline per request, a size cap, strict JSON.
 
-A scenario never sees an httpx exception: a refused connection, a timeout, a 5xx or a body that is
-not the JSON it was due becomes `HostError` with a one-line reason (query strings and tokens left
-out), which the plugin reports as ERROR, never as a verdict on the requirement.
+A scenario never sees an httpx exception. What a hostile or broken host can do to an exchange is
+bounded here, so no host can hang, exhaust or crash the harness:
+
+- one deadline per request (`--request-timeout`) covering connect, headers and the whole body: every
+  socket read and write waits at most for what is left of it, so a body dripped a byte at a time ends;
+- a cap on the decoded size of an answer (`--max-answer-bytes`), counted while streaming and after
+  content-decoding, which is done here in bounded pieces (a gzip bomb stops at the cap);
+- strict JSON (I-JSON, RFC 7493): UTF-8, no NaN/Infinity, integers within ±(2^53−1), no duplicate
+  keys, no lone surrogates, nesting at most `MAX_DEPTH` deep (checked before parsing).
+
+Transport trouble becomes `HostError` (ERROR) with a one-line reason (query strings and tokens left
+out): refused, reset, deadline, broken framing, 502/503/504 and other 5xx, an answer over the cap, a
+body that is not the JSON it was due. A 500 or 501 to a request becomes `HostFailure` (FAIL): the host
+failed the operation being exercised. `allow_5xx=True` returns every 5xx as a `Reply` instead.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
+import re
+import time
+import zlib
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import quote
 
+import httpcore
 import httpx
 
-from conformance.outcomes import HostError
+from conformance.outcomes import HostError, HostFailure
 from conformance.secrecy import Secret
 
+DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_SAFE_INTEGER = 2**53 - 1
+FAILING_5XX = (500, 501)  # the host failing the operation; any other 5xx is a gateway/transport answer
+_PIECE = 64 * 1024  # largest piece a decoder emits at once
 _DEFAULT = object()
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("openwop_deadline", default=None)
 
 
 @dataclass(frozen=True)
@@ -27,7 +50,8 @@ class Reply:
     status: int
     headers: httpx.Headers
     text: str
-    body: Any  # parsed JSON, or None when the body is empty or not JSON
+    body: Any  # parsed strict JSON, or None when the body is empty or not strict JSON
+    problem: str | None = None  # why `body` is None although the answer had a body
 
     @property
     def is_json(self) -> bool:
@@ -47,19 +71,40 @@ def path_segment(value: str) -> str:
     return quote(value, safe="")
 
 
+def size_label(count: int) -> str:
+    """Bytes in the unit a person reads: "8 MiB", "200,000,000 bytes"."""
+    if count >= 1024 * 1024 and count % (1024 * 1024) == 0:
+        return f"{count // (1024 * 1024)} MiB"
+    if count >= 1024 and count % 1024 == 0:
+        return f"{count // 1024} KiB"
+    return f"{count:,} bytes"
+
+
 class HostClient:
-    def __init__(self, base_url: str, token: Secret | None, timeout: float) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: Secret | None,
+        timeout: float,
+        max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+    ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, follow_redirects=False)
+        self.max_answer_bytes = max_answer_bytes
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            timeout=timeout,
+            follow_redirects=False,
+            transport=_DeadlineTransport(),
+        )
 
     def close(self) -> None:
         self._http.close()
 
     def with_token(self, token: Secret | None) -> HostClient:
         """A client for another credential (e.g. tenant B) on the same host."""
-        return HostClient(self.base_url, token, self.timeout)
+        return HostClient(self.base_url, token, self.timeout, self.max_answer_bytes)
 
     def request(
         self,
@@ -73,7 +118,7 @@ class HostClient:
         params: dict[str, Any] | None = None,
         allow_5xx: bool = False,
     ) -> Reply:
-        sent_headers = {"Accept": "application/json"}
+        sent_headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate"}
         credential = self.token if token is _DEFAULT else token
         if credential is not None:
             sent_headers["Authorization"] = f"Bearer {credential.reveal()}"
@@ -83,26 +128,19 @@ class HostClient:
             sent_headers["Content-Type"] = "application/json"
         sent_headers.update(headers or {})
         where = f"{method} {path}"
-        try:
-            response = self._http.request(method, path, content=content, headers=sent_headers, params=params)
-        except httpx.TimeoutException:
-            raise HostError(f"{where}: no answer within {self.timeout:g}s (timeout)") from None
-        except httpx.ConnectError:
-            raise HostError(f"{where}: connection refused or host unreachable at {self.base_url}") from None
-        except (httpx.TransportError, httpx.DecodingError) as exc:
-            raise HostError(f"{where}: transport failure ({type(exc).__name__})") from None
-        text = response.text
-        body = _parse_json(text)
-        if response.status_code >= 500 and not allow_5xx:
-            raise HostError(f"{where}: host answered {response.status_code} ({_excerpt(text)})")
-        return Reply(method, path, response.status_code, response.headers, text, body)
+        status, answer_headers, data = self._exchange(where, method, path, content, sent_headers, params)
+        text = _text(data, answer_headers)
+        body, problem = _body(data)
+        if status >= 500 and not allow_5xx:
+            message = f"{where}: host answered {status} ({_error_excerpt(body, text)})"
+            raise (HostFailure if status in FAILING_5XX else HostError)(message)
+        return Reply(method, path, status, answer_headers, text, body, problem)
 
     def json(self, method: str, path: str, **kwargs: Any) -> Reply:
-        """Like `request`, but the reply MUST be JSON (an empty or garbled body is a HostError)."""
+        """Like `request`, but the reply MUST be strict JSON (an empty or garbled body is a HostError)."""
         reply = self.request(method, path, **kwargs)
         if not reply.is_json:
-            kind = reply.headers.get("content-type", "no content-type")
-            raise HostError(f"{method} {path}: expected JSON, got {kind} ({_excerpt(reply.text)})")
+            raise HostError(f"{method} {path}: {json_problem(reply)}")
         return reply
 
     def get(self, path: str, **kwargs: Any) -> Reply:
@@ -111,18 +149,392 @@ class HostClient:
     def post(self, path: str, body: Any, **kwargs: Any) -> Reply:
         return self.json("POST", path, json_body=body, **kwargs)
 
+    # -- the exchange -------------------------------------------------------------------------------
 
-def _parse_json(text: str) -> Any:
-    if not text.strip():
-        return None
+    def _exchange(
+        self,
+        where: str,
+        method: str,
+        path: str,
+        content: bytes | str | None,
+        headers: dict[str, str],
+        params: dict[str, Any] | None,
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """Send the request and read the whole answer within one deadline; HostError on any trouble."""
+        deadline = time.monotonic() + self.timeout
+        reset = _DEADLINE.set(deadline)
+        try:
+            with self._http.stream(method, path, content=content, headers=headers, params=params) as answer:
+                data = _read_body(answer, where, deadline, self.max_answer_bytes, self.timeout)
+                return answer.status_code, answer.headers, data
+        except httpx.TimeoutException:
+            raise HostError(_deadline_message(where, self.timeout)) from None
+        except httpx.ConnectError:
+            raise HostError(f"{where}: connection refused or host unreachable at {self.base_url}") from None
+        except httpx.RemoteProtocolError as exc:
+            if "without sending a response" in str(exc):
+                raise HostError(f"{where}: the host closed the connection without answering") from None
+            raise HostError(f"{where}: broken HTTP framing ({_clip(str(exc), 120)})") from None
+        except httpx.ReadError:
+            raise HostError(f"{where}: connection reset or closed mid-answer (ReadError)") from None
+        except httpx.HTTPError as exc:
+            raise HostError(f"{where}: transport failure ({type(exc).__name__})") from None
+        finally:
+            _DEADLINE.reset(reset)
+
+
+def json_problem(reply: Reply) -> str:
+    """One line saying why a reply is not the JSON it was due."""
+    kind = reply.headers.get("content-type", "no content-type")
+    if reply.problem and not reply.problem.startswith(("not JSON", "empty body")):
+        return f"answer is not strict JSON: {reply.problem}"
+    return f"expected JSON, got {kind} ({_excerpt(reply.text)})"
+
+
+# -- reading an answer: deadline, size cap, content-coding --------------------------------------------
+
+
+def _read_body(answer: httpx.Response, where: str, deadline: float, cap: int, timeout: float) -> bytes:
+    """The decoded body, at most `cap` bytes, read before `deadline`."""
+    codings = _codings(answer.headers, where)
+    declared = answer.headers.get("content-length", "")
+    if not codings and declared.isdigit() and int(declared) > cap:
+        raise HostError(
+            f"{where}: answer of {size_label(int(declared))} (Content-Length) exceeds the "
+            f"{size_label(cap)} cap (--max-answer-bytes)"
+        )
+    pieces: Iterable[bytes] = _raw_pieces(answer, where, deadline, cap, timeout)
+    for coding in reversed(codings):
+        pieces = _inflate(pieces, coding, where)
+    body = bytearray()
+    for piece in pieces:
+        body += piece
+        if len(body) > cap:
+            raise HostError(
+                f"{where}: answer exceeds the {size_label(cap)} cap (--max-answer-bytes); "
+                f"stopped reading after {size_label(len(body))}"
+            )
+        _check_deadline(deadline, where, timeout)
+    return bytes(body)
+
+
+def _raw_pieces(
+    answer: httpx.Response, where: str, deadline: float, cap: int, timeout: float
+) -> Iterator[bytes]:
+    """Bytes off the wire, bounded by the deadline and (compressed or not) by the cap."""
+    received = 0
+    for chunk in answer.iter_raw():
+        received += len(chunk)
+        if received > cap:
+            raise HostError(
+                f"{where}: answer exceeds the {size_label(cap)} cap (--max-answer-bytes) on the wire; "
+                f"stopped reading after {size_label(received)}"
+            )
+        _check_deadline(deadline, where, timeout)
+        yield chunk
+
+
+def _check_deadline(deadline: float, where: str, timeout: float) -> None:
+    if time.monotonic() > deadline:
+        raise HostError(_deadline_message(where, timeout))
+
+
+def _deadline_message(where: str, timeout: float) -> str:
+    return f"{where}: no complete answer within the {timeout:g}s deadline (timeout)"
+
+
+def _codings(headers: httpx.Headers, where: str) -> list[str]:
+    """The answer's content-codings, outermost last; only what we asked for is accepted."""
+    codings = []
+    for value in headers.get_list("content-encoding", split_commas=True):
+        name = value.strip().lower()
+        if name in ("", "identity"):
+            continue
+        if name not in ("gzip", "x-gzip", "deflate"):
+            raise HostError(
+                f"{where}: answer uses content-coding {_clip(name, 40)!r}, which was not asked for"
+            )
+        codings.append(name)
+    return codings
+
+
+def _inflate(pieces: Iterable[bytes], coding: str, where: str) -> Iterator[bytes]:
+    """Undo one gzip/deflate layer, emitting at most `_PIECE` bytes per step (never a whole bomb)."""
+    inflater: Any = None
     try:
-        return json.loads(text)
-    except ValueError:
-        return None
+        for chunk in pieces:
+            if inflater is None:
+                inflater = zlib.decompressobj(_wbits(coding, chunk))
+            data = chunk
+            while data and not inflater.eof:
+                out = inflater.decompress(data, _PIECE)
+                if out:
+                    yield out
+                data = inflater.unconsumed_tail
+            if inflater.eof:
+                return
+        while inflater is not None and not inflater.eof:
+            out = inflater.decompress(b"", _PIECE)
+            if not out:
+                break
+            yield out
+    except zlib.error:
+        raise HostError(f"{where}: answer's {coding} content-coding is corrupt") from None
+
+
+def _wbits(coding: str, first: bytes) -> int:
+    if coding in ("gzip", "x-gzip"):
+        return 16 + zlib.MAX_WBITS
+    # "deflate" is meant to be zlib-wrapped (RFC 9110 §8.4.1.2); some servers send raw deflate.
+    wrapped = len(first) >= 2 and first[0] & 0x0F == 8 and (first[0] << 8 | first[1]) % 31 == 0
+    return zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS
+
+
+def _text(data: bytes, headers: httpx.Headers) -> str:
+    """The answer as text for excerpts and leak scans (undecodable bytes replaced, never fatal)."""
+    charset = _charset(headers.get("content-type", "")) or "utf-8"
+    try:
+        return data.decode(charset)
+    except (LookupError, UnicodeDecodeError):
+        return data.decode("utf-8", errors="replace")
+
+
+def _charset(content_type: str) -> str | None:
+    match = re.search(r"charset=\"?([A-Za-z0-9._-]+)", content_type)
+    return match.group(1) if match else None
+
+
+# -- strict JSON ----------------------------------------------------------------------------------------
+
+
+class StrictJSONError(ValueError):
+    """A body that is not strict JSON; `reason` says what was wrong and where."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+_SCAN = re.compile(r'["\[\]{}]')
+_STRING_REST = re.compile(r'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # after an opening quote
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def parse_strict_json(data: bytes) -> Any:
+    """Parse I-JSON (RFC 7493) or raise StrictJSONError naming the first problem found."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StrictJSONError(f"invalid UTF-8 at byte {exc.start}") from None
+    text = text.removeprefix("\ufeff")  # RFC 8259 §8.1: a parser MAY ignore a byte order mark
+    _check_depth(text)
+    try:
+        value = json.loads(
+            text,
+            parse_constant=_reject_constant,
+            parse_int=_safe_int,
+            parse_float=_finite_float,
+            object_pairs_hook=_unique_keys,
+        )
+    except _Rejected as exc:
+        raise StrictJSONError(exc.describe(text)) from None
+    except json.JSONDecodeError as exc:
+        raise StrictJSONError(f"not JSON: {exc.msg} (offset {exc.pos})") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StrictJSONError("a string holds a lone surrogate escape (not Unicode text)") from exc
+    return value
+
+
+class _Rejected(Exception):
+    """Raised from inside json.loads hooks; carries what to look for to report an offset."""
+
+    def __init__(self, what: str, literal: str | None = None) -> None:
+        super().__init__(what)
+        self.what = what
+        self.literal = literal
+
+    def describe(self, text: str) -> str:
+        if self.literal is None:
+            return self.what
+        offset = _offset_outside_strings(text, self.literal)
+        return f"{self.what} at offset {offset}" if offset is not None else self.what
+
+
+def _check_depth(text: str) -> None:
+    """Reject nesting deeper than MAX_DEPTH before the parser recurses into it."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for offset, char in _outside_strings(text, _SCAN):
+        depth += 1 if char in "[{" else -1
+        if depth > MAX_DEPTH:
+            raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels at offset {offset}")
+
+
+def _outside_strings(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, str]]:
+    """Matches of `pattern` (which must also match '"') outside string literals, in one linear pass."""
+    position = 0
+    while (match := pattern.search(text, position)) is not None:
+        if text[match.start()] == '"':
+            rest = _STRING_REST.match(text, match.start() + 1)
+            if rest is None:
+                return  # an unterminated string: the parser will say so
+            position = rest.end()
+            continue
+        yield match.start(), match.group()
+        position = match.end()
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise _Rejected(name, name)
+
+
+def _safe_int(literal: str) -> int:
+    digits = literal.lstrip("-")
+    if len(digits) > 16 or int(digits) > MAX_SAFE_INTEGER:
+        raise _Rejected(f"integer {_clip(literal, 30)} outside ±(2^53−1)", literal)
+    return int(literal)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in (float("inf"), float("-inf")):
+        raise _Rejected(f"number {_clip(literal, 30)} overflows a double", literal)
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Rejected(f"duplicate key {_clip(key, 40)!r} in an object")
+            seen.add(key)
+    return obj
+
+
+def _offset_outside_strings(text: str, literal: str) -> int | None:
+    """Where `literal` first occurs as a token outside string literals."""
+    pattern = re.compile(r'"|(?<![\w.+-])' + re.escape(literal) + r"(?![\w.])")
+    return next((offset for offset, _ in _outside_strings(text, pattern)), None)
+
+
+def _body(data: bytes) -> tuple[Any, str | None]:
+    """(parsed body, None) or (None, why not): an empty body or one that is not strict JSON."""
+    if not data.strip():
+        return None, "empty body" if data else None
+    try:
+        return parse_strict_json(data), None
+    except StrictJSONError as exc:
+        return None, exc.reason
+
+
+# -- excerpts ---------------------------------------------------------------------------------------------
+
+
+def _error_excerpt(body: Any, text: str) -> str:
+    """The error code and message of an error envelope, else the start of the text."""
+    if isinstance(body, dict):
+        code, message = body.get("error"), body.get("message")
+        if isinstance(code, dict):
+            code, message = code.get("code"), code.get("message", message)
+        parts = [str(p) for p in (code, message) if isinstance(p, str | int) and str(p).strip()]
+        if parts:
+            return _excerpt(": ".join(parts))
+    return _excerpt(text)
 
 
 def _excerpt(text: str, limit: int = 80) -> str:
-    flat = " ".join(text.split())
+    flat = " ".join(text[: limit * 4].split())
     if not flat:
         return "empty body"
-    return repr(flat[:limit] + ("…" if len(flat) > limit else ""))
+    return repr(_clip(flat, limit))
+
+
+def _clip(text: str, limit: int) -> str:
+    return text[:limit] + ("…" if len(text) > limit else "")
+
+
+# -- the transport: every socket operation waits at most for what is left of the deadline ------------------
+
+
+def _budget(timeout: float | None, expired: type[Exception]) -> float | None:
+    """The smaller of httpx's per-operation timeout and what is left of this request's deadline."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise expired("the request's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _budget(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _budget(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        budget = _budget(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, budget))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        budget = _budget(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_tcp(host, port, budget, local_address, socket_options))
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Any = None
+    ) -> httpcore.NetworkStream:
+        budget = _budget(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_unix_socket(path, budget, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+class _DeadlineTransport(httpx.HTTPTransport):
+    """httpx's transport over a network backend that bounds every socket wait by the deadline.
+
+    httpx's own timeouts bound each read separately, so a host dripping a byte per second never
+    trips them. (httpx 0.28 builds its connection pool in `__init__` without a backend parameter:
+    the pool is rebuilt here with ours; the version is pinned in pyproject.toml.)
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            max_connections=100,
+            max_keepalive_connections=20,
+            keepalive_expiry=5.0,
+            network_backend=_DeadlineBackend(),
+        )

@@ -3,11 +3,12 @@ workspace file read (docs/distillation.md), each probed so a missing surface is 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.client import HostClient, Reply, path_segment
+from conformance.client import HostClient, Reply, parse_strict_json, path_segment
 from conformance.outcomes import Blocked
 from conformance.seams import ABSENT, read_events
 
@@ -16,6 +17,19 @@ ARCHIVES = "/v1/host/sample/memory/archives"
 WORKSPACE_FILES = "/v1/host/workspace/files"
 INDEX_PATH = "MEMORY-INDEX.json"
 CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
+
+
+_NOT_JSON = object()
+
+
+def _loads(text: str) -> Any:
+    """A JSON string the host put inside an answer (the index content), parsed as strictly and as
+    boundedly as a body (a hostile index nested 100,000 deep is not JSON here, not a crash);
+    `_NOT_JSON` when it is not."""
+    try:
+        return parse_strict_json(text.encode("utf-8"))
+    except ValueError:
+        return _NOT_JSON
 
 
 @dataclass(frozen=True)
@@ -55,23 +69,37 @@ class Distillation:
 
 @dataclass(frozen=True)
 class IndexFile:
+    """MEMORY-INDEX.json as the workspace read returns it (any index layout: read generically)."""
+
     status: int
     file: dict[str, Any] | None
 
     @property
     def version(self) -> int:
+        """The workspace file's own version (0 when absent or not an integer)."""
         value = (self.file or {}).get("version")
-        return value if isinstance(value, int) else 0
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    @property
+    def text(self) -> str | None:
+        raw = (self.file or {}).get("content")
+        return raw if isinstance(raw, str) else None
+
+    def parses(self) -> bool:
+        """Whether the content is a JSON document (JSON null included)."""
+        return self.text is not None and _loads(self.text) is not _NOT_JSON
 
     def content(self) -> Any:
         """The file's content parsed as JSON, or None when it is not JSON."""
-        raw = (self.file or {}).get("content")
-        if not isinstance(raw, str):
+        value = _NOT_JSON if self.text is None else _loads(self.text)
+        return None if value is _NOT_JSON else value
+
+    def snapshot(self) -> dict[str, Any] | None:
+        """Version and a digest of the content, to compare the whole file before and after."""
+        if self.file is None:
             return None
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return None
+        digest = hashlib.sha256((self.text or "").encode("utf-8")).hexdigest()
+        return {"version": self.file.get("version"), "contentSha256": digest, "length": len(self.text or "")}
 
 
 class DistillationSeams:
@@ -79,7 +107,9 @@ class DistillationSeams:
         self.client = client
 
     def probe(self) -> Reply:
-        return self.client.request("POST", DISTILL, json_body={})
+        """An empty distill call: 404/405 means the seam is absent. `{}` is not a well-formed request
+        (a 5xx only says the seam exists; the scenarios' requests decide the rest)."""
+        return self.client.request("POST", DISTILL, json_body={}, allow_5xx=True)
 
     def distill(
         self,
@@ -130,7 +160,16 @@ class DistillationSeams:
         )
 
     def events(self, event_type: str) -> list[dict[str, Any]] | None:
-        return read_events(self.client, event_type)
+        """The logged events of a type, each with a dict `payload` (a hostile one reads as {})."""
+        found = read_events(self.client, event_type)
+        if found is None:
+            return None
+        return [{**e, "payload": e["payload"] if isinstance(e.get("payload"), dict) else {}} for e in found]
+
+    def events_for(self, event_type: str, key: str, value: Any) -> list[dict[str, Any]] | None:
+        """The logged events whose payload[key] is `value` (this run's, this memoryRef's)."""
+        found = self.events(event_type)
+        return None if found is None else [e for e in found if e["payload"].get(key) == value]
 
 
 def find_index_entry(content: Any, checksum: str | None, memory_ref: str) -> dict[str, Any] | None:
@@ -143,6 +182,8 @@ def find_index_entry(content: Any, checksum: str | None, memory_ref: str) -> dic
         refs = content.get("memoryRefs")
         if isinstance(refs, dict) and isinstance(refs.get(memory_ref), dict):
             return refs[memory_ref]
+        if isinstance(content.get(memory_ref), dict):
+            return content[memory_ref]
         if checksum is not None and content.get("archiveChecksum") == checksum:
             return content
         for value in content.values():
@@ -155,6 +196,46 @@ def find_index_entry(content: Any, checksum: str | None, memory_ref: str) -> dic
             if found is not None:
                 return found
     return None
+
+
+COUNT_KEYS = ("entryCount", "sourceCount")
+
+
+def entry_count(entry: dict[str, Any] | None) -> int | None:
+    """The source count an index entry states (entryCount or sourceCount), when it states one."""
+    for key in COUNT_KEYS:
+        value = (entry or {}).get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def echo_entry(echo: dict[str, Any], memory_ref: str) -> dict[str, Any] | None:
+    """The index content an answer's `indexFile` echo carries about this run, if any.
+
+    The echo's shape is unspecified: OpenWOP's in-memory host echoes a flat manifest {version,
+    archiveChecksum, entryCount, updatedAt}; the reference host the file's metadata plus its
+    entry's checksum and count; another host may echo the whole WorkspaceFile with its content.
+    Metadata alone (path, version, etag, …) is not index content and gives None.
+    """
+    candidates: list[Any] = [echo]
+    raw = echo.get("content")
+    if isinstance(raw, str):
+        candidates.append(_loads(raw))
+    for candidate in candidates:
+        if not isinstance(candidate, dict):
+            continue
+        keyed = find_index_entry(candidate, None, memory_ref)
+        if keyed is not None:
+            return keyed
+        if "archiveChecksum" in candidate or any(key in candidate for key in COUNT_KEYS):
+            return candidate
+    return None
+
+
+def carried_sources(text: str, sources: list[str]) -> list[str]:
+    """The sources whose text (whole, or its first 40 characters) appears in `text`."""
+    return [s for s in sources if s in text or s[:40] in text]
 
 
 def distill_corpus() -> tuple[list[str], str]:

@@ -7,7 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
+from conformance.client import DEFAULT_MAX_ANSWER_BYTES
 from conformance.secrecy import Secret
+
+DEFAULT_REQUEST_TIMEOUT = 20.0
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,7 @@ class Options:
     request_timeout: float
     report: str | None
     disabled: dict[str, str]
+    max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
 
     def public(self) -> dict[str, object]:
         """What the report may say about the options: never a token, only whether one was given."""
@@ -28,6 +32,7 @@ class Options:
             "tenantBToken": "provided" if self.tenant_b_token else "absent",
             "requireBehavior": self.require_behavior,
             "requestTimeoutSeconds": self.request_timeout,
+            "maxAnswerBytes": self.max_answer_bytes,
             "disabled": dict(self.disabled),
         }
 
@@ -56,7 +61,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="BLOCKED fails the run (env OPENWOP_REQUIRE_BEHAVIOR=true).",
     )
     group.addoption(
-        "--request-timeout", type=float, default=None, help="Seconds per HTTP request (default 20)."
+        "--request-timeout",
+        default=None,
+        help="Seconds for each HTTP request, connect to last byte (env OPENWOP_REQUEST_TIMEOUT, default 20).",
+    )
+    group.addoption(
+        "--max-answer-bytes",
+        default=None,
+        help="Largest decoded answer accepted, in bytes; a larger one is an ERROR "
+        "(env OPENWOP_MAX_ANSWER_BYTES, default 8 MiB).",
     )
     group.addoption("--report", default=None, help="Write the JSON result bundle here.")
     group.addoption(
@@ -82,7 +95,18 @@ def read_options(config: pytest.Config) -> Options:
     require = config.getoption("require_behavior")
     if require is None:
         require = _truthy(env.get("OPENWOP_REQUIRE_BEHAVIOR"))
-    timeout = config.getoption("request_timeout") or float(env.get("OPENWOP_REQUEST_TIMEOUT", "20"))
+    timeout = _number(
+        "--request-timeout",
+        config.getoption("request_timeout") or env.get("OPENWOP_REQUEST_TIMEOUT"),
+        DEFAULT_REQUEST_TIMEOUT,
+        float,
+    )
+    cap = _number(
+        "--max-answer-bytes",
+        config.getoption("max_answer_bytes") or env.get("OPENWOP_MAX_ANSWER_BYTES"),
+        DEFAULT_MAX_ANSWER_BYTES,
+        int,
+    )
     disabled: dict[str, str] = {}
     for item in config.getoption("disable") or []:
         rid, sep, reason = item.partition("=")
@@ -97,4 +121,18 @@ def read_options(config: pytest.Config) -> Options:
         request_timeout=timeout,
         report=config.getoption("report"),
         disabled=disabled,
+        max_answer_bytes=int(cap),
     )
+
+
+def _number(name: str, raw: str | None, default: float, kind: type[float] | type[int]) -> float:
+    """A positive number from an option or its environment variable; a usage error otherwise."""
+    if raw in (None, ""):
+        return default
+    try:
+        value = kind(str(raw).strip())
+    except ValueError:
+        raise pytest.UsageError(f"{name} needs a positive number, got {raw!r}") from None
+    if not value > 0:
+        raise pytest.UsageError(f"{name} needs a positive number, got {raw!r}")
+    return value

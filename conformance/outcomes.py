@@ -72,6 +72,17 @@ class Blocked(ScenarioStop):
 
 
 class HostError(ScenarioStop):
-    """The host misbehaved at the transport level: refused, timed out, 5xx, or garbled JSON."""
+    """The exchange itself broke, so nothing was observed: refused, reset, past the request's deadline,
+    502/503/504 (and any 5xx but 500/501), broken framing, an answer over the size cap, a body that is
+    not strict JSON where JSON is due (conformance/client.py)."""
 
     outcome = Outcome.ERROR
+
+
+class HostFailure(ScenarioStop):
+    """A 500 or 501 answered to a well-formed request is the host failing the requirement being
+    exercised: FAIL, with the status and message as evidence (the reason reads "POST /path: host
+    answered 500 ('code: message')"). Refused, reset, timeout, 502/503/504, broken framing and an
+    answer over the size cap stay HostError (ERROR): there the host was never heard."""
+
+    outcome = Outcome.FAIL

@@ -8,25 +8,48 @@ without paths.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conformance.client import HostClient
 from conformance.context import Scenario, Session
-from conformance.discovery import DiscoveryUnavailable, read_discovery
+from conformance.discovery import (
+    EXIT_COULD_NOT_START,
+    Credential,
+    Discovery,
+    DiscoveryUnavailable,
+    credential_problem,
+    read_discovery,
+    startup_problem,
+)
 from conformance.embedded import EmbeddedHost, boot_embedded
 from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
 from conformance.paths import scenarios_dir
-from conformance.report import RunRecord, TestRecord, build_bundle, table_lines, write_bundle
+from conformance.report import (
+    RunRecord,
+    TestRecord,
+    bounded_text,
+    build_bundle,
+    discovery_record,
+    table_lines,
+    write_bundle,
+)
 from conformance.secrecy import scrub
 from conformance.verdict import Verdict, overall_outcome
 
 PROPERTY = "openwop"
-EXIT_COULD_NOT_START = 2
+REASON_LIMIT = 600  # one requirement's reason in a test result (host text can be anywhere in it)
+TEST_REASON_LIMIT = 2000
+EVIDENCE_ITEMS = 20  # checks kept as evidence per requirement per test
 OPTIONS = pytest.StashKey[Options]()
 RUN = pytest.StashKey[RunRecord]()
 VERDICT = pytest.StashKey[Verdict]()
@@ -54,24 +77,59 @@ def _is_controller(config: pytest.Config) -> bool:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
-    """With --host-url, an unreachable host or unusable discovery ends the run here: one line, exit 2.
+    """With --host-url, a host that cannot be graded ends the run here: one line, exit 2.
 
-    This runs before the session and the terminal reporter start, so nothing else is printed.
+    Unreachable, unusable discovery (not a strict-JSON object, over the size cap, nested too deep),
+    or a key the host refuses (the credential preflight). This runs before the session and the
+    terminal reporter start, so nothing else is printed and no bundle row is graded.
     """
     if config.option.help or config.option.version or config.option.collectonly:
         return None
     options = read_options(config)
     if not options.host_url:
         return None
-    client = HostClient(options.host_url, options.host_token, options.request_timeout)
-    try:
-        read_discovery(client)
-    except DiscoveryUnavailable as exc:
-        sys.stderr.write(f"openwop: {options.host_url}: {exc}\n")
-        return EXIT_COULD_NOT_START
-    finally:
-        client.close()
-    return None
+    with ExitStack() as stack:
+        tenant_a, tenant_b = _credentials(
+            options, options.host_url, options.host_token, options.tenant_b_token
+        )
+        stack.callback(tenant_a.client.close)
+        if tenant_b is not None:
+            stack.callback(tenant_b.client.close)
+        problem = startup_problem(tenant_a, tenant_b)
+    if problem is None:
+        return None
+    sys.stderr.write(scrub(f"openwop: {options.host_url}: {problem}") + "\n")
+    return EXIT_COULD_NOT_START
+
+
+def _credentials(
+    options: Options, url: str, token: Any, token_b: Any
+) -> tuple[Credential, Credential | None]:
+    """Tenant A's client (always) and tenant B's (when a key was given), labelled for messages."""
+    client = HostClient(url, token, options.request_timeout, options.max_answer_bytes)
+    tenant_a = Credential(client, "--host-token", "OPENWOP_API_KEY")
+    if token_b is None:
+        return tenant_a, None
+    return tenant_a, Credential(
+        client.with_token(token_b), "--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
+    """Scenarios write nothing into the working folder: Hypothesis's storage (its example database
+    and the constants cache its plugin fills in this same hook, `.hypothesis/` in the cwd by
+    default) goes to a temporary folder, unless HYPOTHESIS_STORAGE_DIRECTORY says where it belongs."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    root = scenarios_dir()
+    if not any(Path(str(item.path)).is_relative_to(root) for item in items):
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="openwop-hypothesis-")
+    set_hypothesis_home_dir(home)
+    session.config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 # -- fixtures ------------------------------------------------------------------------------------
@@ -79,41 +137,60 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
 
 @pytest.fixture(scope="session")
 def openwop_session(request: pytest.FixtureRequest) -> Iterator[Session]:
-    """The host under test for this process: --host-url, or an embedded reference host."""
-    config = request.config
+    """The host under test for this process: --host-url, or an embedded reference host.
+
+    Whatever stops it from starting (a host lost after the start-up check, an embedded host that
+    will not boot) becomes one HostError with a one-line reason; pytest re-raises that same error for
+    every test, which reports ERROR with that line and no traceback.
+    """
+    with ExitStack() as stack:
+        try:
+            session = _start_session(request.config, stack)
+        except ScenarioStop:
+            raise
+        except DiscoveryUnavailable as exc:
+            raise HostError(str(exc)) from None
+        except Exception as exc:  # any start-up failure is one line, not one traceback per test
+            raise HostError(f"the host under test could not be started: {_one_line(exc)}") from None
+        yield session
+
+
+def _start_session(config: pytest.Config, stack: ExitStack) -> Session:
     options = config.stash[OPTIONS]
     embedded: EmbeddedHost | None = None
     if options.host_url:
         url, token, token_b = options.host_url, options.host_token, options.tenant_b_token
     else:
         embedded = boot_embedded()
+        stack.callback(embedded.stop)
         url, token, token_b = embedded.url, embedded.token, embedded.tenant_b_token
-    client = HostClient(url, token, options.request_timeout)
-    tenant_b = client.with_token(token_b) if token_b else None
-    try:
-        try:
-            discovery = read_discovery(client)
-        except DiscoveryUnavailable as exc:
-            raise HostError(str(exc)) from None
-        record = config.stash[RUN]
-        record.host = {
-            "url": url,
-            "embedded": embedded is not None,
-            "implementation": discovery.implementation(),
-        }
-        record.discovery = {
-            "url": discovery.url,
-            "sha256": discovery.sha256,
-            "memoryLayout": discovery.memory()[1],
-            "document": discovery.document,
-        }
-        yield Session(client=client, tenant_b=tenant_b, discovery=discovery)
-    finally:
-        client.close()
-        if tenant_b is not None:
-            tenant_b.close()
-        if embedded is not None:
-            embedded.stop()
+    tenant_a, tenant_b = _credentials(options, url, token, token_b)
+    stack.callback(tenant_a.client.close)
+    if tenant_b is not None:
+        stack.callback(tenant_b.client.close)
+    discovery = read_discovery(tenant_a.client)
+    if embedded is not None:  # --host-url hosts were preflighted before the session started
+        problem = credential_problem(discovery, tenant_a, tenant_b)
+        if problem is not None:
+            raise HostError(problem)
+    _record_host(config.stash[RUN], url, embedded is not None, discovery)
+    return Session(
+        client=tenant_a.client, tenant_b=tenant_b.client if tenant_b else None, discovery=discovery
+    )
+
+
+def _record_host(record: RunRecord, url: str, embedded: bool, discovery: Discovery) -> None:
+    record.host = {"url": url, "embedded": embedded, "implementation": discovery.implementation()}
+    record.discovery = discovery_record(
+        discovery.url, discovery.sha256, discovery.memory()[1], discovery.document
+    )
+    implementation = record.host["implementation"]
+    if implementation is not None and len(json.dumps(implementation, default=str)) > 4000:
+        record.host["implementation"] = {"truncated": bounded_text(json.dumps(implementation), 2000)}
+
+
+def _one_line(exc: BaseException) -> str:
+    return bounded_text(" ".join(f"{type(exc).__name__}: {exc}".split()), 300)
 
 
 @pytest.fixture
@@ -147,8 +224,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if verdict is None:
         return report
     if call.when == "setup" and report.failed:
-        reason = _exception_line(call.excinfo)
-        _finish(item, report, verdict, None, reason)
+        stop = _stop_in(call.excinfo.value) if call.excinfo else None
+        _finish(item, report, verdict, stop, None if stop else _exception_line(call.excinfo))
     elif call.when == "call":
         stop, error = _classify(call.excinfo, verdict)
         _finish(item, report, verdict, stop, error)
@@ -161,20 +238,32 @@ def _classify(
     if excinfo is None:
         return None, None
     value = excinfo.value
-    if isinstance(value, ScenarioStop):
-        return value, None
+    stop = _stop_in(value)
+    if stop is not None:
+        return stop, None
     if isinstance(value, AssertionError) and verdict.failed_checks():
         return None, None  # raised on purpose after a failed check (e.g. to let Hypothesis shrink)
-    return None, f"scenario raised {type(value).__name__}: {value}"
+    return None, f"scenario raised {_one_line(value)}"
+
+
+def _stop_in(value: BaseException) -> ScenarioStop | None:
+    """The ScenarioStop behind an exception: itself, or the worst one inside an exception group
+    whose every leaf is a stop (Hypothesis groups distinct failures, e.g. the same lost host)."""
+    if isinstance(value, ScenarioStop):
+        return value
+    if not isinstance(value, BaseExceptionGroup):
+        return None
+    leaves = [_stop_in(e) for e in value.exceptions]
+    if not leaves or any(leaf is None for leaf in leaves):
+        return None
+    order = [Outcome.FAIL, Outcome.ERROR, Outcome.BLOCKED, Outcome.UNSUPPORTED]
+    return min(leaves, key=lambda leaf: order.index(leaf.outcome) if leaf.outcome in order else len(order))
 
 
 def _exception_line(excinfo: pytest.ExceptionInfo[BaseException] | None) -> str:
     if excinfo is None:
         return "setup failed"
-    value = excinfo.value
-    if isinstance(value, ScenarioStop):
-        return value.reason
-    return f"setup raised {type(value).__name__}: {value}"
+    return f"setup raised {_one_line(excinfo.value)}"
 
 
 def _finish(
@@ -187,9 +276,7 @@ def _finish(
     options = item.config.stash[OPTIONS]
     results = verdict.resolve(stop, error)
     outcome = overall_outcome(results)
-    reason = (
-        scrub("; ".join(f"{r.id}: {r.reason}" for r in results if r.outcome == outcome and r.reason)) or None
-    )
+    reason = scrub(bounded_text(_test_reason(results, outcome), TEST_REASON_LIMIT)) or None
     payload = {
         "outcome": outcome.value,
         "reason": reason,
@@ -198,8 +285,8 @@ def _finish(
                 "id": r.id,
                 "outcome": r.outcome.value,
                 "assertions": r.assertions,
-                "reason": r.reason,
-                "evidence": r.evidence,
+                "reason": bounded_text(r.reason, REASON_LIMIT) if r.reason else r.reason,
+                "evidence": [_bounded_item(e) for e in r.evidence[:EVIDENCE_ITEMS]],
             }
             for r in results
         ],
@@ -218,6 +305,24 @@ def _finish(
     else:
         report.outcome = "skipped"
         report.longrepr = (location[0], location[1], f"{outcome.value}: {reason}")
+
+
+def _bounded_item(item: dict[str, Any]) -> dict[str, Any]:
+    """One check's evidence with its note bounded too (`observed` is bounded by verdict.py)."""
+    note = item.get("check")
+    return dict(item, check=bounded_text(note, REASON_LIMIT)) if isinstance(note, str) else item
+
+
+def _test_reason(results: list[Any], outcome: Outcome) -> str:
+    """The reasons of the requirements that gave the test its outcome, each said once: a reason all
+    of them share (a lost host, a gate) stands alone; others are prefixed by the ids they explain."""
+    grouped: dict[str, list[str]] = {}
+    for r in results:
+        if r.outcome == outcome and r.reason:
+            grouped.setdefault(bounded_text(r.reason, REASON_LIMIT), []).append(r.id)
+    if len(grouped) == 1 and len(next(iter(grouped.values()))) == len(results):
+        return next(iter(grouped))
+    return "; ".join(f"{', '.join(ids)}: {reason}" for reason, ids in grouped.items())
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> tuple[str, str, str] | None:

@@ -15,6 +15,12 @@ from conformance.outcomes import Outcome, worst
 from conformance.secrecy import scrub
 
 BUNDLE_VERSION = "1"
+# Whatever a host sends, a bundle stays small: host text reaches it only through these bounds (and
+# verdict.EVIDENCE_LIMIT per check).
+ROW_REASON_LIMIT = 2000
+DISCOVERY_INLINE_LIMIT = 64 * 1024  # a larger discovery document is kept as digest + excerpt
+DISCOVERY_EXCERPT = 8 * 1024
+BUNDLE_BUDGET = 4 * 1024 * 1024  # evidence is thinned until the bundle fits
 
 
 @dataclass
@@ -66,14 +72,37 @@ def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
                 "sentence": spec.sentence,
                 "outcome": outcome.value,
                 "assertions": sum(int(r["assertions"]) for _, r in entries),
-                "reason": "; ".join(reasons) or None,
+                "reason": bounded_text("; ".join(reasons), ROW_REASON_LIMIT) or None,
                 "tests": sorted({nodeid for nodeid, _ in entries}),
+                "surfaces": list(spec.surfaces),
+                "surfacesObserved": sorted(
+                    {e.get("surface") for _, r in entries for e in r.get("evidence", []) if e.get("surface")}
+                ),
                 "evidence": [dict(e, test=nodeid) for nodeid, r in entries for e in r.get("evidence", [])][
                     :20
                 ],
             }
         )
     return rows
+
+
+def bounded_text(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying so."""
+    return text if len(text) <= limit else text[:limit] + "…(truncated)"
+
+
+def discovery_record(url: str, sha256: str, layout: str, document: dict[str, Any]) -> dict[str, Any]:
+    """What the bundle says about discovery: the document itself, or, when it is large, its size and
+    an excerpt (the SHA-256 always covers the whole document)."""
+    record: dict[str, Any] = {"url": url, "sha256": sha256, "memoryLayout": layout, "document": document}
+    text = json.dumps(document, ensure_ascii=False, default=str)
+    if len(text) > DISCOVERY_INLINE_LIMIT:
+        record["document"] = {}
+        record["documentTruncated"] = {
+            "characters": len(text),
+            "excerpt": bounded_text(text, DISCOVERY_EXCERPT),
+        }
+    return record
 
 
 def totals(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
@@ -85,7 +114,7 @@ def totals(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
 
 def build_bundle(run: RunRecord, options: dict[str, Any], exit_code: int) -> dict[str, Any]:
     rows = requirement_rows(run.tests)
-    return {
+    bundle = {
         "bundleVersion": BUNDLE_VERSION,
         "generatedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "suite": {
@@ -106,10 +135,25 @@ def build_bundle(run: RunRecord, options: dict[str, Any], exit_code: int) -> dic
         "totals": totals(rows),
         "exitCode": exit_code,
     }
+    return _fit(bundle)
+
+
+def _fit(bundle: dict[str, Any]) -> dict[str, Any]:
+    """Thin the evidence (never the verdicts) until the serialised bundle is within BUNDLE_BUDGET."""
+    for keep in (10, 5, 2, 1, 0):
+        if len(_serialised(bundle)) <= BUNDLE_BUDGET:
+            break
+        for row in bundle["requirements"]:
+            row["evidence"] = row["evidence"][:keep]
+    return bundle
+
+
+def _serialised(bundle: dict[str, Any]) -> str:
+    return json.dumps(bundle, indent=2, ensure_ascii=False, sort_keys=False, default=str)
 
 
 def write_bundle(path: str, bundle: dict[str, Any]) -> None:
-    text = json.dumps(bundle, indent=2, ensure_ascii=False, sort_keys=False)
+    text = _serialised(bundle)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(scrub(text) + "\n", encoding="utf-8")

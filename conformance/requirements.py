@@ -7,6 +7,7 @@ from functools import cache
 
 import yaml
 
+from conformance.evidence import known
 from conformance.paths import data_path
 
 LEVELS = ("MUST", "SHOULD", "MAY")
@@ -20,6 +21,11 @@ class Requirement:
     sentence: str
     profile: str
     untestable: str | None = None  # why it cannot be checked over the wire, when that is so
+    # The surfaces (conformance/evidence.py) whose observation counts as evidence: a PASS needs a held
+    # check on at least one of them.
+    surfaces: tuple[str, ...] = ()
+    # Ids this requirement replaced: still accepted (never renamed away), reported under this id.
+    aliases: tuple[str, ...] = ()
 
 
 class UnknownRequirement(KeyError):
@@ -32,7 +38,10 @@ def registry() -> dict[str, Requirement]:
     items: dict[str, Requirement] = {}
     for profile, entries in raw["profiles"].items():
         for entry in entries:
-            requirement = Requirement(profile=profile, **entry)
+            fields = dict(entry)
+            fields["surfaces"] = tuple(known(s) for s in fields.get("surfaces") or ())
+            fields["aliases"] = tuple(fields.get("aliases") or ())
+            requirement = Requirement(profile=profile, **fields)
             if requirement.level not in LEVELS:
                 raise ValueError(f"{requirement.id}: level must be one of {LEVELS}")
             if requirement.id in items:
@@ -41,8 +50,25 @@ def registry() -> dict[str, Requirement]:
     return items
 
 
+@cache
+def aliases() -> dict[str, str]:
+    """Old id → the id that replaced it."""
+    found: dict[str, str] = {}
+    for requirement in registry().values():
+        for alias in requirement.aliases:
+            if alias in registry() or alias in found:
+                raise ValueError(f"alias {alias} of {requirement.id} is already an id or an alias")
+            found[alias] = requirement.id
+    return found
+
+
+def canonical(requirement_id: str) -> str:
+    """The current id for an id or a deprecated alias (an unknown id is returned unchanged)."""
+    return aliases().get(requirement_id, requirement_id)
+
+
 def get(requirement_id: str) -> Requirement:
     try:
-        return registry()[requirement_id]
+        return registry()[canonical(requirement_id)]
     except KeyError:
         raise UnknownRequirement(f"{requirement_id!r} is not in fixtures/requirements.yaml") from None

@@ -19,6 +19,8 @@ from conformance.retention_seams import (
     compactions,
     memory,
     settled,
+    unstored,
+    unstored_relations,
 )
 
 if TYPE_CHECKING:
@@ -27,6 +29,8 @@ if TYPE_CHECKING:
 
 RETENTION_OFF = "memory_retention.enabled is false: no run moves anything"
 COMPACTION_OFF = "the advertised config turns retention or compaction off"
+# What the compaction rules read of a seeded memory (Phase 11 §Eligibility criteria, §Must not compact).
+COMPACTION_INPUTS = ("kind", "status", "parentId", "branch", "branchScope", "underReview", "createdAt")
 
 # -- gates ----------------------------------------------------------------------------------------------
 
@@ -51,6 +55,50 @@ def compaction_on(ctx: Scenario, *requirement_ids: str) -> RetentionSeams | None
     for requirement_id in requirement_ids:
         ctx.inapplicable(requirement_id, COMPACTION_OFF)
     return None
+
+
+# -- inputs the host ignored ----------------------------------------------------------------------------
+
+
+def ignored_ids(
+    listing: Listing,
+    items: list[dict[str, Any]],
+    fields: tuple[str, ...],
+    relations: list[dict[str, str]] | None = None,
+) -> dict[str, list[str]]:
+    """Of `items`, those whose seeded `fields` (or a seeded relation they take part in) do not read back
+    as seeded: id → what was lost."""
+    lost = unstored(listing, items, fields)
+    ids = {item["id"] for item in items}
+    for frm, to, kind in unstored_relations(listing, relations or []):
+        for memory_id in {frm, to} & ids:
+            lost.setdefault(memory_id, []).append(f"relation {kind} {frm} → {to}")
+    return lost
+
+
+def inputs_stored(
+    ctx: Scenario,
+    requirement_id: str,
+    listing: Listing,
+    items: list[dict[str, Any]],
+    fields: tuple[str, ...],
+    *,
+    relations: list[dict[str, str]] | None = None,
+    what: str = "",
+) -> bool:
+    """True when every input of `items` the next check depends on reads back as seeded; else the
+    requirement is marked as having had its input ignored (BLOCKED unless a check fails) and the caller
+    skips the dependent check: a verdict on an attribute the host never stored proves nothing."""
+    lost = ignored_ids(listing, items, fields, relations)
+    if not lost:
+        return True
+    shown = {memory_id: lost[memory_id] for memory_id in sorted(lost)[:5]}
+    ctx.ignored_input(
+        requirement_id,
+        f"the host did not store seeded input{' for ' + what if what else ''}, so its effect cannot be "
+        f"observed: {shown}",
+    )
+    return False
 
 
 # -- seeding and running --------------------------------------------------------------------------------
@@ -84,7 +132,9 @@ def archived_by_hand(
 class RealRun:
     """Seed `memories` in `project`, read it back (BLOCKED unless every one is there), run retention for
     real at NOW and read back again: `before`, `report`, `after`, and what the run compacted
-    (`taken`: node id → the ids it took, from the read-backs)."""
+    (`taken`: node id → the ids it took, from the read-backs). A check on memories whose compaction
+    inputs (COMPACTION_INPUTS, seeded relations) did not read back as seeded is not made: the
+    requirement is marked as having had its input ignored instead."""
 
     def __init__(
         self,
@@ -96,20 +146,40 @@ class RealRun:
         *,
         branches: Any = None,
     ) -> None:
-        self.ctx, self.project = ctx, project
+        self.ctx, self.project, self.relations = ctx, project, relations
         seams.seed(project, memories, relations)
         self.before = seams.read_back(project, memories)
         self.report = seams.run(project, NOW, dry_run=False, branches=branches)
         self.after = seams.listing(project)
         self.taken = compactions(self.before, self.after)
 
+    def _stored(self, requirement_id: str, items: list[dict[str, Any]], note: str) -> bool:
+        return inputs_stored(
+            self.ctx,
+            requirement_id,
+            self.before,
+            items,
+            COMPACTION_INPUTS,
+            relations=self.relations,
+            what=note,
+        )
+
     def one_node(self, requirement_id: str, items: list[dict[str, Any]], *, note: str) -> None:
-        check_one_node(self.ctx, requirement_id, self.taken, ids_of(items), note=note)
+        if self._stored(requirement_id, items, note):
+            check_one_node(self.ctx, requirement_id, self.taken, ids_of(items), note=note)
 
     def untouched(self, requirement_id: str, items: list[dict[str, Any]], *, note: str, **extra: Any) -> None:
-        check_untouched(
-            self.ctx, requirement_id, self.before, self.after, self.taken, ids_of(items), note=note, **extra
-        )
+        if self._stored(requirement_id, items, note):
+            check_untouched(
+                self.ctx,
+                requirement_id,
+                self.before,
+                self.after,
+                self.taken,
+                ids_of(items),
+                note=note,
+                **extra,
+            )
 
 
 def two_real_runs(seams: RetentionSeams, project: str) -> list[tuple[str, Listing, dict[str, Any], Listing]]:
@@ -138,6 +208,7 @@ def check_one_node(
         requirement_id,
         len(hits) == 1 and next(iter(hits.values())) == sorted(ids),
         {"expected": sorted(ids), "nodesTakingThem": hits},
+        surface="retention-memories",
         note=note,
     )
 
@@ -160,6 +231,7 @@ def check_untouched(
         requirement_id,
         not took and not changed,
         {"ids": sorted(ids), "takenBy": took, "changedFields": changed, **extra},
+        surface="retention-memories",
         note=note,
     )
 
@@ -175,19 +247,24 @@ def check_moved(
     *,
     note: str,
 ) -> None:
-    """After a real run, `item` reads back in status `to` and the report (`moved(report)`) moves it there;
-    with `to` None, it reads back in its seeded status and the report does not move it."""
+    """After a real run, `item` reads back in status `to` (the transition's witness), and the report
+    (`moved(report)`) moves it there; with `to` None, it reads back in its seeded status and the report
+    does not move it. Two checks: the read-back is the evidence, the report can only fail."""
     memory_id = item["id"]
+    shown = {"memoryId": memory_id, **evidence, "readBack": after.status(memory_id)}
     ctx.check(
         requirement_id,
-        after.status(memory_id) == (to or item["status"]) and reported.get(memory_id) == to,
-        {
-            "memoryId": memory_id,
-            **evidence,
-            "readBack": after.status(memory_id),
-            "reportedTo": reported.get(memory_id),
-        },
-        note=note,
+        after.status(memory_id) == (to or item["status"]),
+        shown,
+        surface="retention-memories",
+        note=f"{note}: read back",
+    )
+    ctx.check(
+        requirement_id,
+        reported.get(memory_id) == to,
+        {**shown, "reportedTo": reported.get(memory_id)},
+        surface="retention-run",
+        note=f"{note}: {'reported' if to else 'no transition reported'}",
     )
 
 
@@ -214,7 +291,7 @@ def retrieved(ctx: Scenario, requirement_id: str, reply: Reply, *, note: str) ->
             for r in results
         )
     )
-    ctx.check(requirement_id, usable, reply.summary(), note=note)
+    ctx.check(requirement_id, usable, reply.summary(), surface="retention-retrieval", note=note)
     return results if usable else []
 
 

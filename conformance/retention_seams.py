@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from conformance.client import HostClient, Reply, path_segment
+from conformance.client import HostClient, Reply, json_problem, path_segment
 from conformance.outcomes import Blocked, HostError
 from conformance.seams import ABSENT
 
@@ -172,7 +172,7 @@ class RetentionSeams:
         """
         reply = self.client.request("GET", f"{self._project('conformance-probe')}/memories")
         if reply.status not in ABSENT and not reply.is_json:
-            raise HostError(f"GET {reply.path}: expected JSON, got {reply.headers.get('content-type')}")
+            raise HostError(f"GET {reply.path}: {json_problem(reply)}")
         return reply
 
     # -- setup ----------------------------------------------------------------------------------------
@@ -271,6 +271,66 @@ class RetentionSeams:
         return self.client.request("POST", f"{self._project(project)}/retrieve", json_body=body)
 
 
+# The seeded attributes a run's rules read (docs/retention-profile.md §Memories on the wire): what a
+# scenario's verdict may depend on, so what must read back as seeded before it counts as input.
+TIMESTAMP_FIELDS = frozenset({"createdAt", "updatedAt", "lastRetrievedAt", "archivedAt", "expiresAt"})
+LIFECYCLE_FIELDS = (
+    "kind",
+    "status",
+    "parentId",
+    "branch",
+    "branchScope",
+    "branchPromotionEligible",
+    "underReview",
+    "createdAt",
+    "updatedAt",
+    "lastRetrievedAt",
+    "previousStatus",
+    "compactedIntoId",
+)
+
+
+def _same(field: str, seeded: Any, read: Any) -> bool:
+    """Whether a read-back value is the seeded one (timestamps compared as instants, not as text)."""
+    if field in TIMESTAMP_FIELDS and seeded is not None:
+        return parse_stamp(read) == parse_stamp(seeded)
+    return read == seeded
+
+
+def unstored(
+    listing: Listing, seeded: list[dict[str, Any]], fields: tuple[str, ...] = LIFECYCLE_FIELDS
+) -> dict[str, list[str]]:
+    """Which seeded attributes the host visibly did not store: id → the `fields` (among those the seed
+    set) that read back differently, or ["the memory itself"] when it does not read back at all.
+
+    Why: a rule's verdict on a memory whose `lastRetrievedAt` (say) the host dropped says nothing about
+    the rule; the scenario must call that input ignored (BLOCKED), neither PASS nor FAIL.
+    """
+    found: dict[str, list[str]] = {}
+    for item in seeded:
+        row = listing.memories.get(item["id"])
+        if row is None:
+            found[item["id"]] = ["the memory itself"]
+            continue
+        wrong = [f for f in fields if f in item and not _same(f, item[f], row.get(f))]
+        if wrong:
+            found[item["id"]] = wrong
+    return found
+
+
+def unstored_relations(listing: Listing, relations: list[dict[str, str]]) -> list[tuple[str, str, str]]:
+    """Seeded relations missing from the read-back, as (from, to, type) triples."""
+    triples = [(r["fromId"], r["toId"], r["relationType"]) for r in relations]
+    return [t for t in triples if t not in listing.relations]
+
+
+def recorded_within(value: Any, earliest: datetime, latest: datetime) -> bool:
+    """Whether `value` is a timestamp in [earliest, latest]: "records when" (expires_at, archived_at)
+    read as any moment between the memory becoming eligible and the run that moved it."""
+    moment = parse_stamp(value)
+    return moment is not None and earliest <= moment <= latest
+
+
 def transitions(report: dict[str, Any]) -> list[dict[str, Any]]:
     value = report.get("transitions")
     return [t for t in value if isinstance(t, dict)] if isinstance(value, list) else []
@@ -340,9 +400,9 @@ def every_rule(
     settings: Settings, new_id: Callable[[str], str], now: datetime = NOW, *, kind: str = "note"
 ) -> list[dict[str, Any]]:
     """Memories of `kind` for every rule of a run at `now`, from the advertised config: a candidate,
-    a stale and a superseded memory one millisecond past their windows (they move) and exactly at them
-    (they stay), plus, with compaction on, one just-eligible group of the minimum size under a fresh
-    parent scope. `new_id(label)` makes the (unique) ids."""
+    a stale and a superseded memory a day past their windows (they move, however finely a host counts
+    time) and exactly at them (they stay), plus, with compaction on, one just-eligible group of the
+    minimum size under a fresh parent scope. `new_id(label)` makes the (unique) ids."""
     items = []
     for status, key in (
         ("candidate", "candidate_expiry_days"),
@@ -350,7 +410,7 @@ def every_rule(
         ("superseded", "inactive_archive_days"),
     ):
         window = settings.days(key) * DAY
-        items.append(memory(new_id(f"{status}-past"), kind=kind, status=status, age=window + MS, now=now))
+        items.append(memory(new_id(f"{status}-past"), kind=kind, status=status, age=window + DAY, now=now))
         items.append(memory(new_id(f"{status}-at"), kind=kind, status=status, age=window, now=now))
     if settings.get("compaction", "enabled") is True:
         size, age = (

@@ -1,10 +1,14 @@
-"""Per-test evidence: `check(id, condition, evidence)` records, and how records become outcomes.
+"""Per-test evidence: `check(id, condition, evidence, surface=…)` records, and how records become
+outcomes.
 
-A requirement's outcome in one test comes only from counted checks that cite it: a failed MUST is
-FAIL, a failed SHOULD/MAY is WARN, all held is PASS, unless the test then crashed or lost the host,
-which makes it ERROR (the checks that never ran were not observed). A requirement with no counted
-check takes the reason the test stopped (UNSUPPORTED, BLOCKED, ERROR), or BLOCKED "no counted check" —
-never PASS.
+Every check records the surface it observed (conformance/evidence.py). A failed check of a MUST is FAIL
+(of a SHOULD/MAY, WARN) whatever surface showed it. A PASS needs at least one held check on one of the
+requirement's evidence surfaces (the registry's `surfaces`); held checks on other surfaces alone (the
+seam's echo of an entry whose tags nobody read) leave the requirement BLOCKED. A requirement whose
+input the host visibly ignored (`ignored_input`) is BLOCKED however its checks went, unless one failed.
+Held checks followed by a crash or a lost host are ERROR; followed by a 500/501 (the host failing the
+operation being exercised) FAIL. A requirement with no counted check takes the reason the test stopped
+(UNSUPPORTED, BLOCKED, ERROR, FAIL), or BLOCKED "no counted check" — never PASS.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance import requirements
+from conformance.evidence import describe, known
 from conformance.outcomes import Outcome, ScenarioStop, worst
 from conformance.secrecy import scrub
 
@@ -30,9 +35,10 @@ class CheckRecord:
     passed: bool
     note: str
     observed: Any
+    surface: str
 
     def as_json(self) -> dict[str, Any]:
-        return {"check": self.note, "passed": self.passed, "observed": self.observed}
+        return {"check": self.note, "passed": self.passed, "surface": self.surface, "observed": self.observed}
 
 
 @dataclass
@@ -50,6 +56,7 @@ class Verdict:
     disabled: dict[str, str] = field(default_factory=dict)
     records: list[CheckRecord] = field(default_factory=list)
     marked: dict[str, tuple[Outcome, str]] = field(default_factory=dict)
+    ignored: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for requirement_id in self.declared:
@@ -61,11 +68,21 @@ class Verdict:
                 f"check cites {requirement_id!r}, which this scenario does not declare"
             )
 
-    def check(self, requirement_id: str, condition: bool, evidence: Any = None, *, note: str = "") -> bool:
-        """Count one piece of evidence for a requirement; returns the condition for chaining."""
+    def check(
+        self, requirement_id: str, condition: bool, evidence: Any = None, *, surface: str, note: str = ""
+    ) -> bool:
+        """Count one piece of evidence, seen on `surface`; returns the condition for chaining."""
         self._declared(requirement_id)
-        self.records.append(CheckRecord(requirement_id, bool(condition), note, _bounded(evidence)))
+        record = CheckRecord(requirement_id, bool(condition), note, _bounded(evidence), known(surface))
+        self.records.append(record)
         return bool(condition)
+
+    def ignored_input(self, requirement_id: str, reason: str) -> None:
+        """The input this requirement's checks depend on had no observable effect (a dropped field, a
+        canary the host never used): BLOCKED, since a held check proves nothing and a failed one
+        would blame the host for what it was never shown."""
+        self._declared(requirement_id)
+        self.ignored.setdefault(requirement_id, reason)
 
     def block(self, requirement_id: str, reason: str) -> None:
         """Mark one requirement unobservable on this host without stopping the scenario."""
@@ -86,18 +103,26 @@ class Verdict:
         return [self._resolve_one(rid, stop, error) for rid in self.declared]
 
     def _resolve_one(self, rid: str, stop: ScenarioStop | None, error: str | None) -> RequirementResult:
-        level = requirements.get(rid).level
+        spec = requirements.get(rid)
         mine = [r for r in self.records if r.requirement == rid]
         evidence = [r.as_json() for r in mine]
         if rid in self.disabled:
             return RequirementResult(rid, Outcome.DISABLED, len(mine), self.disabled[rid], evidence)
-        if mine:
-            failures = [r for r in mine if not r.passed]
-            if not failures:
-                return self._passed_or_cut_short(rid, len(mine), evidence, stop, error)
-            outcome = Outcome.FAIL if level == "MUST" else Outcome.WARN
-            reason = "; ".join(f.note or "check failed" for f in failures)
+        failures = [r for r in mine if not r.passed]
+        if failures:
+            outcome = Outcome.FAIL if spec.level == "MUST" else Outcome.WARN
+            reason = "; ".join(dict.fromkeys(f.note or "check failed" for f in failures))
             return RequirementResult(rid, outcome, len(mine), reason, evidence)
+        if rid in self.ignored:
+            return RequirementResult(rid, Outcome.BLOCKED, len(mine), self.ignored[rid], evidence)
+        counted = [r for r in mine if not spec.surfaces or r.surface in spec.surfaces]
+        if counted:
+            return self._passed_or_cut_short(rid, len(counted), evidence, stop, error)
+        quietly_stopped = error is None and (stop is None or stop.outcome is Outcome.BLOCKED)
+        if mine and rid not in self.marked and quietly_stopped:
+            seen = ", ".join(sorted({r.surface for r in mine}))
+            reason = f"no check observed {describe(spec.surfaces)} (held checks saw only: {seen})"
+            return RequirementResult(rid, Outcome.BLOCKED, len(mine), reason, evidence)
         if rid in self.marked:
             outcome, reason = self.marked[rid]
             return RequirementResult(rid, outcome, 0, reason, evidence)
@@ -113,13 +138,17 @@ class Verdict:
     def _passed_or_cut_short(
         rid: str, count: int, evidence: list[dict[str, Any]], stop: ScenarioStop | None, error: str | None
     ) -> RequirementResult:
-        """Held checks are a PASS unless the scenario then crashed or lost the host (ERROR).
+        """Held checks are a PASS unless the scenario then crashed or lost the host (ERROR), or the host
+        failed the operation with a 500/501 (FAIL).
 
         Why: after an unexpected exception or a transport failure the rest of the scenario's checks never
         ran, so grading what did run as PASS would certify behaviour nobody observed. A deliberate stop
         (BLOCKED: an optional surface is absent; UNSUPPORTED) gates only the requirements it left
         unchecked, so scenarios gate before the first check of a requirement they cannot finish.
         """
+        if error is None and stop is not None and stop.outcome is Outcome.FAIL:
+            reason = f"after {count} passing check(s): {stop.reason}"
+            return RequirementResult(rid, Outcome.FAIL, count, reason, evidence)
         if error is None and stop is not None and stop.outcome is Outcome.ERROR:
             error = stop.reason
         if error is not None:

@@ -8,6 +8,7 @@ discovery is authenticated, and every store call is scoped to the caller's tenan
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 from urllib.parse import unquote
 
@@ -17,6 +18,7 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from starlette.responses import Response
 
 from reference_host.archives import ArchiveStore
+from reference_host.body_rewrite import BodyRewrite
 from reference_host.clock import from_wire, to_wire
 from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact
 from reference_host.config import HostConfig
@@ -52,6 +54,43 @@ class _BodyLimit(BaseHTTPMiddleware):
             )
             return JSONResponse(body, status_code=413)
         return await call_next(request)
+
+
+_LOOSE_INPUT_PATHS = ("/v1/host/sample/memory/distill", "/v1/test/memory/seed")
+
+
+def _loose_input_route(scope: dict[str, Any]) -> bool:
+    """Fault mode `coerce-loose-inputs`: a lenient host that repairs loose values before validation.
+
+
+    `tokenBudget: "8000"` becomes 8000, `tokenBudget: 0` the default (dropped), `sources: "text"` a
+    one-item list, a seed entry's non-string content its string, and seed entries without content are
+    skipped (as one OpenWOP host does). Wraps the app from outside: the routes stay strict.
+    """
+    return scope["method"] == "POST" and scope["path"] in _LOOSE_INPUT_PATHS
+
+
+def _coerced(raw: bytes) -> bytes:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    if not isinstance(data, dict):
+        return raw
+    budget = data.get("tokenBudget")
+    if isinstance(budget, str) and budget.strip().isdigit():
+        data["tokenBudget"] = int(budget)
+    if data.get("tokenBudget") == 0:
+        del data["tokenBudget"]
+    if isinstance(data.get("sources"), str):
+        data["sources"] = [data["sources"]]
+    if isinstance(data.get("entries"), list):
+        items = [e for e in data["entries"] if not isinstance(e, dict) or "content" in e]
+        for item in items:
+            if isinstance(item, dict) and not isinstance(item["content"], str):
+                item["content"] = str(item["content"])
+        data["entries"] = items
+    return json.dumps(data).encode()
 
 
 def create_app(config: HostConfig) -> FastAPI:
@@ -92,6 +131,8 @@ def create_app(config: HostConfig) -> FastAPI:
         else None
     )
     app.add_middleware(_BodyLimit, config=config)
+    if "coerce-loose-inputs" in faults:
+        app.add_middleware(BodyRewrite, matches=_loose_input_route, rewrite=_coerced)
     install_error_handlers(app, faults)
 
     @app.get("/.well-known/openwop")
@@ -102,6 +143,41 @@ def create_app(config: HostConfig) -> FastAPI:
         _mount_seams(app, config, store, compactor)
     mount_distillation(app, config, distiller, archives, workspace)
     mount_retention(app, config, engine)
+
+    if "no-read-route-no-event-log" not in faults:
+        _mount_reads(app, config, store)
+
+    @app.put("/v1/memory/{rest:path}", status_code=201)
+    def put_memory(request: Request, tenant: Tenant, body: PutEntryRequest) -> dict[str, Any]:
+        """Host-extension write: the ordinary put path, with the SR-1 harness on content and tags."""
+        memory_ref, entry_id = _memory_path(request)
+        if entry_id is None:
+            raise ApiError(400, "validation_error", "PUT needs /v1/memory/{memoryRef}/{id}.")
+        check_size(config, [body.content])
+        expires = _future_expiry(config, body.expiresAt)
+        redactor = Redactor(store.secrets_for(tenant))
+        entry = NewEntry(
+            entry_id=entry_id,
+            content=redactor.redact(body.content),
+            tags=tuple(redactor.redact(t) for t in body.tags),
+            expires_at=expires,
+        )
+        try:
+            store.plant(tenant, memory_ref, [entry], config.clock())
+        except DuplicateEntry as exc:
+            raise ApiError(
+                409, "conflict", "An entry with this id already exists.", {"id": exc.entry_id}
+            ) from None
+        stored = store.get_entry(tenant, memory_ref, entry_id, config.clock(), include_expired=True)
+        assert stored is not None
+        return stored.wire()
+
+    return app
+
+
+def _mount_reads(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
+    """The event log and the memory read route (host extensions, docs/host-extensions.md)."""
+    faults = config.faults
 
     @app.get("/v1/host/events")
     def event_log(
@@ -134,33 +210,6 @@ def create_app(config: HostConfig) -> FastAPI:
             raise ApiError(404, "not_found", "memory entry not found")
         return entry.wire()
 
-    @app.put("/v1/memory/{rest:path}", status_code=201)
-    def put_memory(request: Request, tenant: Tenant, body: PutEntryRequest) -> dict[str, Any]:
-        """Host-extension write: the ordinary put path, with the SR-1 harness on content and tags."""
-        memory_ref, entry_id = _memory_path(request)
-        if entry_id is None:
-            raise ApiError(400, "validation_error", "PUT needs /v1/memory/{memoryRef}/{id}.")
-        check_size(config, [body.content])
-        expires = _future_expiry(config, body.expiresAt)
-        redactor = Redactor(store.secrets_for(tenant))
-        entry = NewEntry(
-            entry_id=entry_id,
-            content=redactor.redact(body.content),
-            tags=tuple(redactor.redact(t) for t in body.tags),
-            expires_at=expires,
-        )
-        try:
-            store.plant(tenant, memory_ref, [entry], config.clock())
-        except DuplicateEntry as exc:
-            raise ApiError(
-                409, "conflict", "An entry with this id already exists.", {"id": exc.entry_id}
-            ) from None
-        stored = store.get_entry(tenant, memory_ref, entry_id, config.clock(), include_expired=True)
-        assert stored is not None
-        return stored.wire()
-
-    return app
-
 
 def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor: Compactor) -> None:
     """The test seams (OpenWOP-compatible paths). Mounted only when test seams are enabled."""
@@ -183,8 +232,14 @@ def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor
         for e in body.entries:
             if e.expiresAt is not None:
                 _parse_time(e.expiresAt, "expiresAt")
+        keep_expiry = "seed-drops-expires-at" not in faults
         entries = [
-            NewEntry(e.id, e.content, tuple(e.tags), e.expiresAt and _normal_time(e.expiresAt))
+            NewEntry(
+                e.id,
+                e.content,
+                tuple(e.tags),
+                (e.expiresAt and keep_expiry and _normal_time(e.expiresAt)) or None,
+            )
             for e in body.entries
         ]
         try:

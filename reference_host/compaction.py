@@ -160,7 +160,10 @@ class Compactor:
         return truncate_utf8(content, cap)
 
     def _harness(self, tenant: str, parts: list[str]) -> str:
-        return self.harness.joined(tenant, parts, self.switches)
+        content = self.harness.joined(tenant, parts, self.switches)
+        if "output-drops-prose" in self.faults:
+            content = SEPARATOR.join(line for line in content.split(SEPARATOR) if "[REDACTED:" in line)
+        return content
 
     def _tags(self, run_id: str, source_tags: list[str]) -> tuple[str, ...]:
         faults = self.faults

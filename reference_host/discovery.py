@@ -34,7 +34,7 @@ def discovery_document(config: HostConfig) -> dict[str, Any]:
         memory["compaction"] = compaction
     if "distill-not-advertised" not in faults:
         memory["distillation"] = distillation_block(config)
-    families: dict[str, Any] = {"memory": memory}
+    families: dict[str, Any] = {} if "no-memory-family" in faults else {"memory": memory}
     if "distill-index-without-workspace" not in faults:
         families["workspace"] = {
             "supported": True,

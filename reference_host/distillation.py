@@ -3,7 +3,8 @@
 The contract is docs/distillation.md. A run:
 
 1. takes a snapshot: the caller's explicit `sources`, or the memoryRef's live, not yet compacted
-   entries (oldest first, at most `maxInputEntries`), plus the RFC 0062 canary when asked;
+   entries (oldest first, at most `maxInputEntries`), or, for a seam request naming neither,
+   the documented sample corpus (`SAMPLE_SOURCES`), plus the RFC 0062 canary when asked;
 2. scrubs every source through the shared SR-1 harness (`reference_host.harness`), boundary scan
    included, and derives the distilled text: the scrubbed sources joined by "\\n", capped at
    `maxOutputBytes` like a compaction output (the "distiller" is a plain join, a stand-in for a
@@ -53,6 +54,17 @@ INDEX_VERSION = 1
 TRANSACTION_ATTEMPTS = 5
 _CONSTANT_CHECKSUM = hashlib.sha256(b"reference-host").hexdigest()
 
+# The sample seam's corpus (docs/distillation.md): what a seam request with no `sources`, for a
+# memoryRef holding no live entries, distills. OpenWOP's own distillation scenarios send exactly that
+# (`{memoryRef, tokenBudget}`) and expect a budgeted run, as OpenWOP's in-memory host gives with its
+# default sources. Plain prose, no secret shapes, so the run's archive and index stay clean.
+SAMPLE_SOURCES: tuple[str, ...] = (
+    "Sample note: the team reviews open incidents every Monday morning.",
+    "Sample note: release notes are published after each production deploy.",
+    "Sample note: support tickets are triaged within one business day.",
+)
+SAMPLE_SOURCE_PREFIX = "sample-"
+
 
 @dataclass(frozen=True)
 class DistillationLimits:
@@ -74,6 +86,7 @@ class DistillRequest:
     index_emitted: bool | None = None
     include_secret_canary: bool = False
     max_entries: int | None = None  # a smaller snapshot than maxInputEntries (the scheduler's retry)
+    sample_when_empty: bool = False  # the seam's sample corpus for a request naming no sources
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,7 @@ class DistillResult:
     index_file: WorkspaceFile | None
     output_content: str
     tokens_used: int  # the real count, whatever a fault mode reports
+    index_entry: dict[str, object] | None = None  # this run's entry in the index, when written
 
     @property
     def index_updated(self) -> bool:
@@ -92,7 +106,7 @@ class DistillResult:
 
 
 class NothingToDistill(Exception):
-    """The snapshot is empty: no sources given, or no live, uncompacted entries under the memoryRef."""
+    """The snapshot is empty: `sources: []`, or (for the scheduler) no live, uncompacted entries."""
 
 
 class TokenBudgetExceeded(Exception):
@@ -153,6 +167,7 @@ class Distiller:
         )
         within, minimum = self._within_budget(tokens_used, budget)
         if not within and "budget-not-atomic" not in faults:
+            self._touch_index_on_failure(tenant, now)
             raise TokenBudgetExceeded(budget, minimum)
 
         document: dict[str, object] = {
@@ -165,7 +180,7 @@ class Distiller:
         canonical = rfc8785.dumps(document)
         checksum = self._checksum(document, canonical)
         reported_tokens = self._reported_tokens(tokens_used, budget)
-        index_emitted = self.limits.index_emitted if request.index_emitted is None else request.index_emitted
+        index_emitted = self._index_emitted(request)
 
         run_id = "dst_" + uuid.uuid4().hex[:20]
         output_id = "mem_" + uuid.uuid4().hex[:20]
@@ -227,6 +242,7 @@ class Distiller:
             index_file=index_file,
             output_content=distilled,
             tokens_used=tokens_used,
+            index_entry=index_entry if index_file is not None else None,
         )
 
     # -- steps ---------------------------------------------------------------------------------
@@ -251,14 +267,47 @@ class Distiller:
             texts = [e.content for e in entries]
             source_ids = [e.entry_id for e in entries]
             lineage = list(source_ids)
+            if not texts and request.sample_when_empty:
+                texts = list(SAMPLE_SOURCES)
+                source_ids = [f"{SAMPLE_SOURCE_PREFIX}{i}" for i in range(len(texts))]
         if not texts:
             raise NothingToDistill(request.memory_ref)
         canary_index = None
-        if request.include_secret_canary:
+        if request.include_secret_canary and "ignore-secret-canary" not in self.faults:
             canary_index = len(texts)
             texts.append(CANARY_SOURCE)
             source_ids.append(CANARY_SOURCE_ID)
         return _Snapshot(texts, source_ids, lineage, canary_index)
+
+    def _index_emitted(self, request: DistillRequest) -> bool:
+        """The request's `indexEmitted`, else the advertised default (RFC 0062 §A: done unasked)."""
+        if request.index_emitted is not None:
+            return request.index_emitted
+        return False if "index-only-when-asked" in self.faults else self.limits.index_emitted
+
+    def _touch_index_on_failure(self, tenant: str, now: datetime) -> None:
+        """Fault modes only: a budget failure that still writes the index (not atomic)."""
+        bump = "budget-failure-bumps-index" in self.faults
+        rewrite = "budget-failure-rewrites-index" in self.faults
+        if not (bump or rewrite):
+            return
+        latest = self.workspace.get(tenant, INDEX_PATH)
+        if latest is None:
+            return
+        content = latest.content
+        if rewrite:
+            previous = json.loads(latest.content)
+            previous["updatedAt"] = to_wire(now + timedelta(milliseconds=1))
+            content = json.dumps(previous, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        self.workspace.write(
+            tenant,
+            INDEX_PATH,
+            content,
+            now,
+            content_type=INDEX_CONTENT_TYPE,
+            emit_event=bump,
+            keep_version=rewrite,
+        )
 
     def _scrub(self, tenant: str, snapshot: _Snapshot) -> list[str]:
         texts = snapshot.texts

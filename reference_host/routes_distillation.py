@@ -10,6 +10,7 @@ Every route is authenticated and scoped to the caller's tenant; failures use the
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Annotated, Any
 
@@ -18,8 +19,15 @@ from fastapi import FastAPI, Path, Query
 from reference_host.archives import ArchiveStore
 from reference_host.config import HostConfig
 from reference_host.deps import Tenant, check_size
-from reference_host.distillation import Distiller, DistillRequest, NothingToDistill, TokenBudgetExceeded
+from reference_host.distillation import (
+    Distiller,
+    DistillRequest,
+    DistillResult,
+    NothingToDistill,
+    TokenBudgetExceeded,
+)
 from reference_host.errors import ApiError
+from reference_host.faults import Faults
 from reference_host.models import DistillBody
 from reference_host.workspace import WorkspaceStore, WorkspaceTooLarge, valid_path
 
@@ -35,53 +43,76 @@ def mount_distillation(
 ) -> None:
     faults = config.faults
 
+    def run(tenant: str, body: DistillBody) -> dict[str, Any]:
+        sources = body.source_texts()
+        if sources is not None:
+            check_size(config, sources)
+        request = DistillRequest(
+            memory_ref=body.memoryRef,
+            token_budget=body.tokenBudget,
+            sources=sources,
+            index_emitted=body.indexEmitted,
+            include_secret_canary=body.includeSecretCanary,
+            sample_when_empty=True,
+        )
+        try:
+            result = distiller.distill(tenant, request, config.clock())
+        except NothingToDistill:
+            raise ApiError(
+                422, "nothing_to_distill", "`sources` is empty: there is nothing to distill."
+            ) from None
+        except TokenBudgetExceeded as exc:
+            raise ApiError(
+                422,
+                "token_budget_exceeded",
+                "The sources cannot be distilled within the token budget.",
+                None
+                if "budget-error-no-details" in faults
+                else {"budget": exc.budget, "minimumRequired": exc.minimum_required},
+            ) from None
+        except WorkspaceTooLarge as exc:
+            raise ApiError(
+                413,
+                "workspace_too_large",
+                "The memory index would exceed the workspace's maxFileBytes.",
+                {"maxFileBytes": exc.limit},
+            ) from None
+        return answer(result, faults)
+
     if config.test_seams and "distill-seam-missing" not in faults:
 
         @app.post("/v1/host/sample/memory/distill")
         def distill(tenant: Tenant, body: DistillBody) -> dict[str, Any]:
-            sources = body.source_texts()
-            if sources is not None:
-                check_size(config, sources)
-            request = DistillRequest(
-                memory_ref=body.memoryRef,
-                token_budget=body.tokenBudget,
-                sources=sources,
-                index_emitted=body.indexEmitted,
-                include_secret_canary=body.includeSecretCanary,
-            )
-            try:
-                result = distiller.distill(tenant, request, config.clock())
-            except NothingToDistill:
-                raise ApiError(
-                    422,
-                    "nothing_to_distill",
-                    "No sources given and no live, uncompacted entries under this memoryRef.",
-                ) from None
-            except TokenBudgetExceeded as exc:
-                raise ApiError(
-                    422,
-                    "token_budget_exceeded",
-                    "The sources cannot be distilled within the token budget.",
-                    None
-                    if "budget-error-no-details" in config.faults
-                    else {"budget": exc.budget, "minimumRequired": exc.minimum_required},
-                ) from None
-            except WorkspaceTooLarge as exc:
-                raise ApiError(
-                    413,
-                    "workspace_too_large",
-                    "The memory index would exceed the workspace's maxFileBytes.",
-                    {"maxFileBytes": exc.limit},
-                ) from None
-            answer: dict[str, Any] = {
-                "event": result.event,
-                "archiveChecksum": result.archive_checksum,
-                "indexUpdated": result.index_updated,
-            }
-            if result.index_file is not None:
-                answer["indexFile"] = result.index_file.wire(content=False)
-            return answer
+            return run(tenant, body)
 
+    if "no-archive-route" not in faults:
+        mount_archive_routes(app, archives, faults)
+    mount_workspace_route(app, workspace, faults)
+
+
+def answer(result: DistillResult, faults: Faults) -> dict[str, Any]:
+    """The seam's 200 body; `indexFile` is the file's metadata plus its entry's checksum and count
+    (the superset OpenWOP's in-memory host also echoes)."""
+    body: dict[str, Any] = {
+        "event": result.event,
+        "archiveChecksum": result.archive_checksum,
+        "indexUpdated": result.index_updated,
+    }
+    if result.index_file is not None:
+        echo = result.index_file.wire(content=False)
+        entry = result.index_entry or {}
+        echo["archiveChecksum"] = entry.get("archiveChecksum", result.archive_checksum)
+        echo["entryCount"] = entry.get("entryCount")
+        if "index-echo-wrong-checksum" in faults:
+            echo["archiveChecksum"] = hashlib.sha256(result.archive_checksum.encode()).hexdigest()
+        sources = result.archive.get("sources")
+        if "index-echo-carries-source-text" in faults and isinstance(sources, list) and sources:
+            echo["preview"] = sources[0]
+        body["indexFile"] = echo
+    return body
+
+
+def mount_archive_routes(app: FastAPI, archives: ArchiveStore, faults: Faults) -> None:
     @app.get("/v1/host/sample/memory/archives/{checksum}")
     def get_archive(tenant: Tenant, checksum: Annotated[str, Path(max_length=200)]) -> dict[str, Any]:
         if not CHECKSUM_PATTERN.fullmatch(checksum):
@@ -105,6 +136,8 @@ def mount_distillation(
             ]
         }
 
+
+def mount_workspace_route(app: FastAPI, workspace: WorkspaceStore, faults: Faults) -> None:
     @app.get("/v1/host/workspace/files/{path:path}")
     def get_workspace_file(
         tenant: Tenant,
@@ -122,4 +155,7 @@ def mount_distillation(
         found = workspace.get(tenant, path, version)
         if found is None:
             raise ApiError(404, "not_found", "workspace file not found")
-        return found.wire()
+        body = found.wire()
+        if "index-file-invalid" in faults:
+            body["locked"] = False
+        return body

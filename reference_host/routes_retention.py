@@ -6,12 +6,14 @@ so the suite decides the time. Runs and restores are dry unless the body says `d
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
 from fastapi import FastAPI, Path, Query
 from pydantic import AfterValidator, Field, StringConstraints
 
+from reference_host.body_rewrite import BodyRewrite
 from reference_host.clock import from_wire, to_wire
 from reference_host.config import HostConfig
 from reference_host.deps import Tenant
@@ -128,10 +130,32 @@ def capability_block(config: HostConfig) -> dict[str, Any]:
     }
 
 
+def _retention_seed_route(scope: dict[str, Any]) -> bool:
+    """Fault mode `retention-seed-coerces-types`: a lenient host that turns a seeded memory's
+    numeric-string retrievalCount into the number before validation (the routes stay strict)."""
+    path = scope.get("path", "")
+    return scope.get("method") == "POST" and path.startswith(SEAM_BASE) and path.endswith("/memories")
+
+
+def _coerce_counts(raw: bytes) -> bytes:
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return raw
+    items = data.get("memories") if isinstance(data, dict) else None
+    for item in items if isinstance(items, list) else []:
+        count = item.get("retrievalCount") if isinstance(item, dict) else None
+        if isinstance(count, str) and count.isdigit():
+            item["retrievalCount"] = int(count)
+    return json.dumps(data).encode()
+
+
 def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None:
     faults = config.faults
     if not config.test_seams or "retention-seams-missing" in faults:
         return
+    if "retention-seed-coerces-types" in faults:
+        app.add_middleware(BodyRewrite, matches=_retention_seed_route, rewrite=_coerce_counts)
     settings: RetentionConfig = config.retention
     base = f"{SEAM_BASE}/projects/{{project}}"
 
@@ -154,6 +178,10 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None
         for index, memory in enumerate(body.memories):
             item = memory.model_dump()
             item["updatedAt"] = item["updatedAt"] or item["createdAt"]
+            if "retention-seed-drops-last-retrieved" in faults:  # self-validation: see faults.py
+                item["lastRetrievedAt"] = None
+            if "retention-seed-drops-branch" in faults:
+                item["branch"] = None
             if item["updatedAt"] < item["createdAt"]:
                 raise ApiError(
                     400,
@@ -228,7 +256,10 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None
                 project=project,
                 memory_id=body.memoryId,
                 now=from_wire(body.now),
-                dry_run=body.dryRun,
+                dry_run=body.dryRun
+                and not (
+                    "retention-restore-default-applies" in faults and "dryRun" not in body.model_fields_set
+                ),
                 faults=faults,
             )
         except RestoreError as exc:

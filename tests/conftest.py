@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
+import socketserver
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -170,3 +174,174 @@ def scenario_files_for(requirement_id: str) -> list[str]:
 def host(start_host, database_url):
     """A reference host with test seams on, once on SQLite and once on PostgreSQL."""
     return start_host(database_url=database_url)
+
+
+# -- hostile hosts at the byte level ----------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    """What a RawHost sends for one request: status, headers and the body in pieces.
+
+    `length=None` sends no Content-Length (the body ends when the connection closes); `drip` waits
+    that many seconds before each piece. None instead of an Answer closes the connection unanswered.
+    """
+
+    status: int = 200
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    pieces: Iterable[bytes] = ()
+    length: int | None = None
+    drip: float = 0.0
+
+    @classmethod
+    def json(cls, value: object, status: int = 200) -> Answer:
+        body = json.dumps(value).encode()
+        return cls(status, [("Content-Type", "application/json")], [body], len(body))
+
+    @classmethod
+    def raw(cls, body: bytes, status: int = 200, content_type: str = "application/json") -> Answer:
+        return cls(status, [("Content-Type", content_type)], [body], len(body))
+
+
+Respond = Callable[[str, str, dict[str, str]], "Answer | None"]
+
+
+class RawHost:
+    """A loopback HTTP/1.1 server answering from `respond(method, path, headers)`, one connection per
+    request, so a test can script what a hostile host does on the wire (drip, bombs, dying)."""
+
+    def __init__(self, respond: Respond) -> None:
+        host = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                host._serve(self.request)
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+            request_queue_size = 64
+
+            def handle_error(self, request: object, client_address: object) -> None:
+                pass  # a client that hung up mid-drip is the point of the exercise
+
+        self.respond = respond
+        self.requests: list[tuple[str, str, dict[str, str]]] = []
+        self.dead = False
+        self._server = Server(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._thread.start()
+
+    def _serve(self, sock: socket.socket) -> None:
+        if self.dead:
+            return
+        sock.settimeout(30)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            piece = sock.recv(65536)
+            if not piece:
+                return
+            data += piece
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        method, target = lines[0].split(" ")[:2]
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+        while len(rest) < int(headers.get("content-length", "0")):
+            rest += sock.recv(65536)
+        path = target.split("?", 1)[0]
+        self.requests.append((method, path, headers))
+        answer = None if self.dead else self.respond(method, path, headers)
+        if answer is None:
+            return
+        head_lines = [f"HTTP/1.1 {answer.status} X", "Connection: close"]
+        head_lines += [f"{k}: {v}" for k, v in answer.headers]
+        if answer.length is not None:
+            head_lines.append(f"Content-Length: {answer.length}")
+        sock.sendall(("\r\n".join(head_lines) + "\r\n\r\n").encode("latin-1"))
+        for piece in answer.pieces:
+            if answer.drip:
+                time.sleep(answer.drip)
+            sock.sendall(piece)
+
+    def die(self) -> None:
+        """Stop answering at once and close the listening socket (later connects are refused)."""
+        self.dead = True
+        threading.Thread(target=self.stop, daemon=True).start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+@pytest.fixture
+def raw_host() -> Iterator[Callable[[Respond], RawHost]]:
+    """Factory: start RawHost servers; all are stopped at teardown."""
+    hosts: list[RawHost] = []
+
+    def start(respond: Respond) -> RawHost:
+        hosts.append(RawHost(respond))
+        return hosts[-1]
+
+    yield start
+    for host in hosts:
+        if not host.dead:
+            host.stop()
+
+
+@dataclass
+class MeasuredRun(SuiteRun):
+    seconds: float = 0.0
+    peak_rss_mb: float = 0.0
+    report_bytes: int = 0
+    left_behind: tuple[str, ...] = ()  # what the run wrote into its (empty) working folder
+
+
+_RSS_WRAPPER = """
+import resource, subprocess, sys
+code = subprocess.call(sys.argv[1:])
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+sys.stderr.write(f"\\nOPENWOP_PEAK_RSS_KB={peak}\\n")
+sys.exit(code)
+"""
+
+
+@pytest.fixture
+def run_suite_measured(tmp_path: Path) -> Callable[..., MeasuredRun]:
+    """Like run_suite, against any URL and keys, also measuring wall time, the suite process's peak
+    RSS, the report's size and what it left in the working folder."""
+
+    def run(
+        *args: str, url: str, token_a: str | None = None, token_b: str | None = None, timeout: float = 600
+    ) -> MeasuredRun:
+        workdir = Path(tempfile.mkdtemp(dir=tmp_path, prefix="measured-"))
+        report = tmp_path / f"{workdir.name}.json"
+        command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", f"--report={report}"]
+        command.append(f"--host-url={url}")
+        command += [f"--host-token={token_a}"] if token_a else []
+        command += [f"--tenant-b-token={token_b}"] if token_b else []
+        command += list(args)
+        child_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENWOP_", "PYTEST_"))}
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-c", _RSS_WRAPPER, *command],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=child_env,
+        )
+        seconds = time.monotonic() - started
+        stderr, _, peak = done.stderr.rpartition("\nOPENWOP_PEAK_RSS_KB=")
+        bundle = json.loads(report.read_text()) if report.exists() else None
+        return MeasuredRun(
+            done.returncode,
+            done.stdout + stderr,
+            bundle,
+            seconds=seconds,
+            peak_rss_mb=int(peak.strip() or 0) / 1024,
+            report_bytes=report.stat().st_size if report.exists() else 0,
+            left_behind=tuple(sorted(p.name for p in workdir.iterdir())),
+        )
+
+    return run

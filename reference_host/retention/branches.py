@@ -126,7 +126,8 @@ def _gone_because(
         return None  # a live, unmerged branch
     window = settings.archive_merged_branch_memories_after_days
     age = now - merged_at
-    if age <= timedelta(days=window) and "retention-branch-window-ignored" not in faults:
+    measured = timedelta(days=age.days) if "retention-whole-day-windows" in faults else age
+    if measured <= timedelta(days=window) and "retention-branch-window-ignored" not in faults:
         return None
     return (
         f"branch {branch!r} merged into {state.mainline!r} {age.total_seconds() / 86400:.2f} days ago, "
@@ -159,7 +160,8 @@ def plan_branch_cleanup(
     for row in rows:
         branch = row["branch"]
         local = row["branch_scope"] == BRANCH_LOCAL or "retention-branch-archives-global" in faults
-        if not local or branch is None or branch == state.mainline:
+        unlisted = "retention-branch-unlisted-mainline-archived" in faults and branch not in state.branches
+        if not local or branch is None or (branch == state.mainline and not unlisted):
             continue
         if row["status"] not in CONSIDERED or row["id"] in taken:
             continue

@@ -90,7 +90,7 @@ def _plan_expiry(plan: _Plan, rows: list[dict[str, Any]], config: RetentionConfi
     faults = plan.faults  # self-validation only: see reference_host/faults.py
     expiring = {Status.CANDIDATE} | ({Status.ACTIVE} if "retention-expires-active" in faults else set())
     for row in rows:
-        age = now - from_wire(row["created_at"])
+        age = _measured(now - from_wire(row["created_at"]), faults)
         if row["status"] not in expiring or age < window:
             continue
         if age == window and "retention-expiry-inclusive" not in faults:
@@ -112,6 +112,11 @@ def _plan_expiry(plan: _Plan, rows: list[dict[str, Any]], config: RetentionConfi
             plan.updates.append((row["id"], row["status"], {"status": "expired", **values}))
             continue
         plan.move(row, Status.EXPIRED, RULE_EXPIRY, reason, values)
+
+
+def _measured(age: timedelta, faults: Faults) -> timedelta:
+    """An age as the rules compare it: exact, or (fault `retention-whole-day-windows`) in whole days."""
+    return timedelta(days=age.days) if "retention-whole-day-windows" in faults else age
 
 
 def _inactive_since(row: dict[str, Any]) -> datetime:
@@ -144,8 +149,10 @@ def _plan_archival(plan: _Plan, rows: list[dict[str, Any]], config: RetentionCon
             since = from_wire(row["updated_at"]) if status == Status.STALE else _inactive_since(row)
             if status == Status.SUPERSEDED and "retention-superseded-ignores-retrieval" in faults:
                 since = from_wire(row["updated_at"])
-            ignored = status == Status.STALE and "retention-stale-window-ignored" in faults
-            if now - since <= timedelta(days=days) and not ignored:
+            ignored = (status == Status.STALE and "retention-stale-window-ignored" in faults) or (
+                status == Status.SUPERSEDED and "retention-superseded-window-ignored" in faults
+            )
+            if _measured(now - since, faults) <= timedelta(days=days) and not ignored:
                 continue
             if row["kind"] in protected:
                 plan.report.skipped.append(Skip(row["id"], rule, f"protected type {row['kind']!r}"))
@@ -239,7 +246,10 @@ def _compact_group(plan: _Plan, sources: list[dict[str, Any]], config: Retention
     prefix = "" if "retention-compacted-title" in plan.faults else f"[Compacted] {'/'.join(kinds)} group: "
     assert plan.sr1 is not None, "compaction is planned only inside run_retention's transaction"
     title = plan.sr1.title(prefix, [s["title"] for s in sources], TITLE_MAX)  # RFC 0012 §D: SR-1
-    summary = plan.sr1.summary([s["summary"] for s in sources])
+    texts = [s["summary"] for s in sources]
+    if "retention-summary-not-verbatim" in plan.faults:  # a host that rewords what it combines
+        texts = [" ".join(reversed(text.split())) for text in texts]
+    summary = plan.sr1.summary(texts)
     plan.inserts.append(
         {
             "id": node_id,
@@ -277,7 +287,10 @@ def _compact_group(plan: _Plan, sources: list[dict[str, Any]], config: Retention
             del values["compacted_into_id"]
         if "retention-sources-overwritten" in plan.faults:
             values["summary"] = ""
-        if config.compaction.auto_archive_source_memories:
+        if (
+            config.compaction.auto_archive_source_memories
+            and "retention-sources-never-archived" not in plan.faults
+        ):
             why = f"compaction source of {node_id} (auto_archive_source_memories)"
             plan.move(
                 source,
@@ -477,6 +490,8 @@ def restore(
             f"restored to {previous} (archived at {current['archived_at']}: {current['archived_reason']})"
         )
         values = {"archived_at": None, "archived_reason": None, "previous_status": None, "updated_at": stamp}
+        if "retention-restore-keeps-archival-fields" in plan.faults:
+            values = {"previous_status": None, "updated_at": stamp}
         if current["status"] != Status.ARCHIVED:  # retention-restore-any-status: past the guard
             plan.report.transitions.append(
                 Transition(memory_id, current["status"], previous, RULE_RESTORE, reason)

@@ -161,7 +161,10 @@ def _rank(request: _Request, matches: list[_Match]) -> list[tuple[str, float, st
         if m.compacted_into_id not in nodes or m.compacted_into_id == m.id
     ]
     ranked.sort(key=lambda item: item[0].id)  # ties last: id ascending (the stable sort below keeps it)
-    ranked.sort(key=lambda item: (item[1], item[0].updated_at), reverse=True)
+    if "retention-retrieval-stale-mild" in request.faults:  # the penalty only breaks ties of recency
+        ranked.sort(key=lambda item: (item[0].relevance, item[0].updated_at, item[1]), reverse=True)
+    else:
+        ranked.sort(key=lambda item: (item[1], item[0].updated_at), reverse=True)
     return [(m.id, score, m.status) for m, score in ranked[: request.limit]]
 
 

@@ -22,14 +22,16 @@ def test_compaction_capability_block(ctx):
         "rfc0012.A.advertised",
         True,
         {"compaction": block, "layout": layout},
+        surface="discovery",
         note="block advertised",
     )
-    ctx.check_schema("rfc0012.A.compaction-block-valid", SCHEMA, block)
+    ctx.check_schema("rfc0012.A.compaction-block-valid", SCHEMA, block, surface="discovery")
     if block.get("supported") is True:
         ctx.check(
             "rfc0012.A.trigger-present",
             "trigger" in block,
             {"trigger": block.get("trigger", "<absent>")},
+            surface="discovery",
             note="trigger present when supported is true",
         )
     else:
@@ -40,6 +42,7 @@ def test_compaction_capability_block(ctx):
             "rfc0012.A.output-within-entry-size",
             max_out <= max_entry,
             {"maxOutputBytes": max_out, "maxEntrySizeBytes": max_entry},
+            surface="discovery",
             note="maxOutputBytes <= memory.maxEntrySizeBytes",
         )
     else:

@@ -1,11 +1,24 @@
-"""RFC 0012 §B: the memory.compacted event — shape, counts, ids, byte size, trigger, emission."""
+"""RFC 0012 §B: the memory.compacted event — shape, counts, ids, byte size, trigger, emission.
+
+The event is observed on two surfaces: the compact seam's answer (`{type, payload, outputContent}`, the
+shape OpenWOP's own scenarios read) and, when the host offers one, the event log. Every §B field is
+checked on each surface that shows it.
+"""
 
 import pytest
 
-from conformance.compaction_checks import Compaction, read_output
+from conformance.compaction_checks import (
+    LABELS,
+    Compaction,
+    logged_event,
+    output_texts,
+    payload_views,
+    read_output,
+)
 from conformance.seams import entry
 
 SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
+EVENT_TYPE = "memory.compacted"
 # The payload fields RFC 0012 §B defines; a logged event may carry more (the schema is open).
 DEFINED = ("memoryRef", "outputId", "sourceIds", "sourceCount", "trigger", "byteSize")
 # Non-ASCII on purpose: a host that reports characters instead of UTF-8 bytes must fail byteSize.
@@ -32,86 +45,135 @@ CONTENTS = [
 def test_memory_compacted_event(ctx):
     seams, block = ctx.compaction()
     ref = ctx.unique_ref()
-    seeded = [ctx.unique_id(f"event-src-{i}") for i in range(len(CONTENTS))]
-    seams.seed(ref, [entry(i, c) for i, c in zip(seeded, CONTENTS, strict=True)])
+    seeded = {ctx.unique_id(f"event-src-{i}"): c for i, c in enumerate(CONTENTS)}
+    seams.seed(ref, [entry(i, c) for i, c in seeded.items()])
     result = Compaction(seams.compact(ref))
-    payload = result.payload
-    ctx.check(
-        "rfc0012.B.event-type",
-        result.body.get("type") == "memory.compacted",
-        {"type": result.body.get("type")},
-        note="type is memory.compacted",
+    read = read_output(seams, ref, result.output_id)
+    logged = logged_event(seams, result.output_id)
+    texts = output_texts(result, read)
+    _check_type(ctx, result, logged)
+    for surface, payload in payload_views(result, logged):
+        _check_payload(ctx, surface, payload, ref, seeded, texts, block.get("trigger"))
+    _check_byte_size(ctx, result, texts)
+    _check_logged(ctx, result, logged)
+
+
+def _check_type(ctx, result, logged):
+    """The event's type: on the answer when it names one (the seam's shape is not normative), and on
+    the logged event."""
+    if "type" in result.body:
+        ctx.check(
+            "rfc0012.B.event-type",
+            result.body.get("type") == EVENT_TYPE,
+            {"type": result.body.get("type")},
+            surface="seam-answer",
+            note="answer: type is memory.compacted",
+        )
+    if logged.payload is not None:
+        ctx.check(
+            "rfc0012.B.event-type",
+            logged.matching[0].get("type") == EVENT_TYPE,
+            {"type": logged.matching[0].get("type")},
+            surface="event-log",
+            note="logged event: type is memory.compacted",
+        )
+
+
+def _check_payload(ctx, surface, payload, ref, seeded, texts, advertised):
+    label = LABELS[surface]
+    ctx.check_schema(
+        "rfc0012.B.event-schema", SCHEMA, payload, surface=surface, note=f"{label}: valid payload"
     )
-    ctx.check_schema("rfc0012.B.event-schema", SCHEMA, payload)
     ctx.check(
         "rfc0012.B.memoryRef-matches",
         payload.get("memoryRef") == ref,
         {"sent": ref, "payload": payload.get("memoryRef")},
-        note="payload.memoryRef is the compacted scope",
+        surface=surface,
+        note=f"{label}: memoryRef is the compacted scope",
     )
+    count, listed = payload.get("sourceCount"), payload.get("sourceIds")
+    listed = listed if isinstance(listed, list) else None
+    # Which of the live entries a run collapses is the host's choice (RFC 0012 §A maxInputEntries, §E):
+    # the count may not exceed what the scope held, and equals the ids the event names.
     ctx.check(
         "rfc0012.B.sourceCount-exact",
-        payload.get("sourceCount") == len(seeded),
-        {"seeded": len(seeded), "sourceCount": payload.get("sourceCount")},
-        note="sourceCount equals the live entries seeded",
+        isinstance(count, int)
+        and not isinstance(count, bool)
+        and 1 <= count <= len(seeded)
+        and (listed is None or count == len(set(map(str, listed)))),
+        {"liveSeeded": len(seeded), "sourceCount": count, "sourceIds": listed},
+        surface=surface,
+        note=f"{label}: 1 ≤ sourceCount ≤ live entries seeded, and = the distinct sourceIds",
     )
-    listed = result.source_ids
+    # A source whose whole text is in the output was collapsed: it must be listed.
+    carried = sorted(i for i, text in seeded.items() if any(text in t for _, t in texts))
     ctx.check(
         "rfc0012.B.sourceIds-exhaustive",
-        listed is not None and set(listed) == set(seeded),
-        {"seeded": seeded, "sourceIds": listed},
-        note="sourceIds present (4 sources ≤ 100) and exactly the seeded ids",
+        listed is not None
+        and set(map(str, listed)) <= set(seeded)
+        and len(set(map(str, listed))) == count
+        and set(carried) <= set(map(str, listed)),
+        {"seeded": sorted(seeded), "sourceIds": listed, "sourceCount": count, "textInOutput": carried},
+        surface=surface,
+        note=f"{label}: sourceIds present (≤ 100 sources), seeded ids only, one per collapsed source",
     )
     ctx.check(
         "rfc0012.B.sourceIds-unique",
-        listed is not None and len(listed) == len(set(map(str, listed))) == payload.get("sourceCount"),
-        {"sourceIds": listed, "sourceCount": payload.get("sourceCount")},
-        note="no duplicate ids; len(sourceIds) == sourceCount",
+        listed is not None and len(listed) == len(set(map(str, listed))) == count,
+        {"sourceIds": listed, "sourceCount": count},
+        surface=surface,
+        note=f"{label}: no duplicate ids; len(sourceIds) == sourceCount",
     )
+    output_id = payload.get("outputId")
     ctx.check(
         "rfc0012.B.outputId-not-source",
-        result.output_id is not None and result.output_id not in seeded,
-        {"outputId": result.output_id, "seeded": seeded},
-        note="outputId names a new entry",
+        isinstance(output_id, str) and bool(output_id) and output_id not in seeded,
+        {"outputId": output_id, "seeded": sorted(seeded)},
+        surface=surface,
+        note=f"{label}: outputId names a new entry",
     )
-    read = read_output(seams, ref, result.output_id)
-    measured = {"echoed": result.output_content, "read back": (read.entry or {}).get("content")}
-    measured = {k: v for k, v in measured.items() if isinstance(v, str)}
-    if not measured:
-        ctx.block("rfc0012.B.byteSize-matches", "neither outputContent nor a read surface shows the output")
-    for label, content in measured.items():
-        ctx.check(
-            "rfc0012.B.byteSize-matches",
-            payload.get("byteSize") == len(content.encode("utf-8")),
-            {
-                "byteSize": payload.get("byteSize"),
-                "utf8Length": len(content.encode("utf-8")),
-                "characters": len(content),
-            },
-            note=f"byteSize equals the UTF-8 length of the {label} content",
-        )
-    advertised = block.get("trigger")
     # With `both` advertised, the event names the path that actually drove this run.
     allowed = {"host-managed", "client-requested"} if advertised == "both" else {advertised}
     ctx.check(
         "rfc0012.B.trigger-matches-advertised",
         payload.get("trigger") in allowed,
         {"advertised": advertised, "event": payload.get("trigger")},
-        note="event trigger matches the advertised trigger",
+        surface=surface,
+        note=f"{label}: trigger matches the advertised trigger",
     )
-    logged = seams.events("memory.compacted")
-    if logged is None:
+
+
+def _check_byte_size(ctx, result, texts):
+    if not texts:
+        ctx.block("rfc0012.B.byteSize-matches", "neither outputContent nor a read surface shows the output")
+    for surface, content in texts:
+        ctx.check(
+            "rfc0012.B.byteSize-matches",
+            result.payload.get("byteSize") == len(content.encode("utf-8")),
+            {
+                "byteSize": result.payload.get("byteSize"),
+                "utf8Length": len(content.encode("utf-8")),
+                "characters": len(content),
+            },
+            surface=surface,
+            note=f"byteSize equals the UTF-8 length of the {LABELS[surface]} content",
+        )
+
+
+def _check_logged(ctx, result, logged):
+    if not logged.available:
         ctx.block("rfc0012.B.event-logged", "the host offers no event log (GET /v1/host/events → 404)")
         return
-    mine = [
-        e
-        for e in logged
-        if isinstance(e.get("payload"), dict) and e["payload"].get("outputId") == result.output_id
-    ]
-    same = bool(mine) and all(mine[0]["payload"].get(k) == payload.get(k) for k in DEFINED)
+    mine = list(logged.matching)
+    payload = result.payload
+    same = bool(mine) and all(
+        isinstance(mine[0].get("payload"), dict) and mine[0]["payload"].get(k) == payload.get(k)
+        for k in DEFINED
+    )
     ctx.check(
         "rfc0012.B.event-logged",
-        len(mine) == 1 and mine[0].get("type") == "memory.compacted" and same,
+        len(mine) == 1 and mine[0].get("type") == EVENT_TYPE and same,
         {"matching": mine[:2], "echoed": payload},
+        surface="event-log",
         note="one logged memory.compacted event for this run, agreeing with the echo on every §B field",
     )

@@ -1,4 +1,9 @@
-"""RFC 0012 §A limits: an over-size compaction stays within maxOutputBytes and is still valid text."""
+"""RFC 0012 §A limits: an over-size compaction stays within maxOutputBytes and is still valid text.
+
+`maxOutputBytes` is an informational ceiling (SHOULD be honoured); a capped output must still be
+UTF-8 text (MUST: no code point cut), and SHOULD not end in half a redaction marker. Only runs whose
+collapsed sources (per the event's sourceCount) exceed the ceiling say anything about the cap.
+"""
 
 import re
 from collections import Counter
@@ -6,10 +11,13 @@ from itertools import pairwise
 
 import pytest
 
-from conformance.compaction_checks import Compaction, read_output
+from conformance.compaction_checks import LABELS, Compaction, output_texts, read_output
 from conformance.oracles.secrets import load_corpus
 from conformance.seams import entry
 
+WITHIN = "rfc0012.limits.output-within-max"
+VALID = "rfc0012.limits.output-valid-utf8"
+MARKER = "rfc0012.limits.marker-not-cut"
 REPLACEMENT = "\ufffd"
 # A marker the cap cut: any proper prefix of `[REDACTED:<id>]` at the very end, from `[` on
 # (`[`, `[REDA`, `[REDACTED`, `[REDACTED:aws-acc`), not only one whose `[REDACTED:` is complete.
@@ -26,14 +34,14 @@ FILLER = (
 )
 
 
-@pytest.mark.requirement("rfc0012.limits.output-within-max", "rfc0012.limits.output-valid-utf8")
+@pytest.mark.requirement(WITHIN, VALID, MARKER)
 def test_oversize_sources_are_capped_cleanly(ctx):
     seams, block = ctx.compaction()
     max_out = block.get("maxOutputBytes")
     max_entry = ctx.discovery.memory()[0].get("maxEntrySizeBytes")
     if not isinstance(max_out, int) or max_out < 1:
-        ctx.block("rfc0012.limits.output-within-max", "maxOutputBytes not advertised")
-        ctx.block("rfc0012.limits.output-valid-utf8", "maxOutputBytes not advertised")
+        for rid in (WITHIN, VALID, MARKER):
+            ctx.block(rid, "maxOutputBytes not advertised")
         return
     # Multi-byte text, sized so the sources together exceed the ceiling by a wide margin and no
     # single entry exceeds maxEntrySizeBytes. 3-byte and 4-byte characters make a naive byte cut land
@@ -47,8 +55,8 @@ def test_oversize_sources_are_capped_cleanly(ctx):
     total = compacted * len(f"0: {body}".encode())
     if total <= max_out:
         reason = f"cannot exceed maxOutputBytes {max_out} with {count} entries under maxEntrySizeBytes"
-        ctx.block("rfc0012.limits.output-within-max", reason)
-        ctx.block("rfc0012.limits.output-valid-utf8", reason)
+        for rid in (WITHIN, VALID, MARKER):
+            ctx.block(rid, reason)
         return
     # Four runs whose first entry is shifted by 0-3 ASCII bytes: wherever a host cuts, at least two
     # of the runs put the cut inside a multi-byte character.
@@ -59,8 +67,15 @@ def test_oversize_sources_are_capped_cleanly(ctx):
             for i in range(count)
         ]
         seams.seed(ref, entries)
-        _check_capped(ctx, seams, ref, max_out)
+        _check_capped(ctx, seams, ref, max_out, entries)
     _check_markers_capped(ctx, seams, max_out, max_entry, max_in)
+    if not any(r.requirement == WITHIN for r in ctx.verdict.records):
+        reason = (
+            "no run collapsed enough sources (per sourceCount) to reach maxOutputBytes: the cap never acted"
+        )
+        for rid in (WITHIN, VALID, MARKER):
+            if rid not in ctx.verdict.marked:
+                ctx.ignored_input(rid, reason)
 
 
 def _check_markers_capped(ctx, seams, max_out, max_entry, max_in):
@@ -87,10 +102,9 @@ def _check_markers_capped(ctx, seams, max_out, max_entry, max_in):
     def run(shift, label):
         ref = ctx.unique_ref(label)
         pad = "#" * shift + " "
-        seams.seed(
-            ref, [entry(ctx.unique_id(f"keys-{i}"), (pad if i == 0 else "") + body) for i in range(count)]
-        )
-        return _check_capped(ctx, seams, ref, max_out, aimed=label)
+        entries = [entry(ctx.unique_id(f"keys-{i}"), (pad if i == 0 else "") + body) for i in range(count)]
+        seams.seed(ref, entries)
+        return _check_capped(ctx, seams, ref, max_out, entries, aimed=label)
 
     layout = _layout(run(0, "keys"), max_out)
     if layout is None:
@@ -121,46 +135,58 @@ def _layout(text, max_out):
     return marker, period, max_out - (found[-1].start() + period)
 
 
-def _check_capped(ctx, seams, ref, max_out, aimed=None):
+def _check_capped(ctx, seams, ref, max_out, entries, aimed=None):
     result = Compaction(seams.compact(ref))
-    content = result.output_content
     read = read_output(seams, ref, result.output_id)
-    stored = read.entry.get("content") if read.entry else None
-    if content is None and stored is None:
-        ctx.block(
-            "rfc0012.limits.output-within-max",
-            "neither outputContent nor a read surface shows the output",
-        )
-        ctx.block(
-            "rfc0012.limits.output-valid-utf8",
-            "neither outputContent nor a read surface shows the output",
-        )
+    texts = output_texts(result, read)
+    if not texts:
+        for rid in (WITHIN, VALID, MARKER):
+            ctx.block(rid, "neither outputContent nor a read surface shows the output")
         return None
-    for label, text in (("echoed", content), ("read back", stored)):
-        if text is None:
-            continue
+    if not _cap_engaged(result, entries, max_out):
+        # The host collapsed too few sources to reach its ceiling: this run says nothing of the cap.
+        return texts[0][1]
+    for surface, text in texts:
+        label = LABELS[surface]
         size = len(text.encode("utf-8", errors="surrogatepass"))
         ctx.check(
-            "rfc0012.limits.output-within-max",
+            WITHIN,
             size <= max_out,
             {
                 "maxOutputBytes": max_out,
                 "outputBytes": size,
                 "byteSize": result.payload.get("byteSize"),
             },
+            surface=surface,
             note=f"{label} output ≤ maxOutputBytes",
         )
         lone_surrogate = any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+        ctx.check(
+            VALID,
+            REPLACEMENT not in text and not lone_surrogate,
+            {"tail": text[-40:], "replacementChars": text.count(REPLACEMENT), "run": aimed},
+            surface=surface,
+            note=f"{label} output: no U+FFFD introduced, no lone surrogate (no code point cut)",
+        )
         partial = PARTIAL_MARKER.search(text)
         ctx.check(
-            "rfc0012.limits.output-valid-utf8",
-            REPLACEMENT not in text and not lone_surrogate and not partial,
-            {
-                "tail": text[-40:],
-                "replacementChars": text.count(REPLACEMENT),
-                "partialMarker": partial.group() if partial else None,
-                "run": aimed,
-            },
-            note=f"{label} output: no U+FFFD, no lone surrogate, no half marker (not even `[REDA`)",
+            MARKER,
+            not partial,
+            {"tail": text[-40:], "partialMarker": partial.group() if partial else None, "run": aimed},
+            surface=surface,
+            note=f"{label} output: no marker cut in half (not even `[REDA`)",
         )
-    return content if content is not None else stored
+    return texts[0][1]
+
+
+def _cap_engaged(result, entries, max_out):
+    """Whether the sources this run collapsed (per sourceCount) exceed maxOutputBytes raw.
+
+    Which sources a run collapses is the host's choice; a run that collapsed fewer than it takes to
+    reach the ceiling cannot show how the host caps. An unreadable count is taken at its word: all.
+    """
+    count = result.payload.get("sourceCount")
+    if not isinstance(count, int) or isinstance(count, bool) or count >= len(entries):
+        return True
+    smallest = sorted(len(e["content"].encode("utf-8")) for e in entries)[: max(count, 0)]
+    return sum(smallest) > max_out

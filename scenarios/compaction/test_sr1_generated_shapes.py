@@ -41,11 +41,11 @@ def test_generated_secret_shapes_never_survive(ctx, shapes, wrap):
     entries.append(entry(ctx.unique_id("gen-prose"), "A plain sentence about the weekly sync."))
     seams.seed(ref, entries)
     result = Compaction(seams.compact(ref))
-    surfaces = {"answer": result.reply.text}
+    surfaces = [("seam-answer", "answer", result.reply.text)]
     read = read_output(seams, ref, result.output_id)
     if read.entry is not None:
-        surfaces["read back"] = str(read.entry.get("content"))
-    for label, text in surfaces.items():
+        surfaces.append(("read-route", "read back", str(read.entry.get("content"))))
+    for surface, label, text in surfaces:
         leaks = find_leaks(text, planted)
         held = ctx.check(
             "rfc0012.D.generated-shapes",
@@ -55,6 +55,7 @@ def test_generated_secret_shapes_never_survive(ctx, shapes, wrap):
                 "kinds": sorted(planted),
                 "leaks": [leak.__dict__ for leak in leaks],
             },
+            surface=surface,
             note=f"{label}: generated {', '.join(sorted(k.rsplit('-', 1)[0] for k in planted))} all redacted",
         )
         if not held:

@@ -22,9 +22,13 @@ def test_distillation_capability_block(ctx):
     if not isinstance(block, dict):
         raise Unsupported(f"no memory.distillation block (memory family: {layout})")
     ctx.check(
-        "rfc0062.A.advertised", True, {"distillation": block, "layout": layout}, note="block advertised"
+        "rfc0062.A.advertised",
+        True,
+        {"distillation": block, "layout": layout},
+        surface="discovery",
+        note="block advertised",
     )
-    ctx.check_schema("rfc0062.A.block-valid", SCHEMA, block)
+    ctx.check_schema("rfc0062.A.block-valid", SCHEMA, block, surface="discovery")
 
     retention = block.get("archiveRetention")
     if retention is None:
@@ -39,6 +43,7 @@ def test_distillation_capability_block(ctx):
             "rfc0062.A.archiveRetention-duration",
             is_duration,
             {"archiveRetention": retention},
+            surface="discovery",
             note="archiveRetention parses as an ISO-8601 duration",
         )
 
@@ -54,5 +59,6 @@ def test_distillation_capability_block(ctx):
             rid,
             isinstance(value, dict) and value.get("supported") is True,
             {flag: True, family: value, "foundAt": where},
+            surface="discovery",
             note=f"{flag}: true ⇒ {family}.supported: true",
         )

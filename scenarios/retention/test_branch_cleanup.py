@@ -1,20 +1,24 @@
 """Phase 11 §Branch Lifecycle Cleanup: branch-local memories (branchScope current_branch) of branches that
-are no longer active are archived — a deleted branch's at once (archive_deleted_branch_memories), a merged
+are no longer active are archived — a deleted branch's (archive_deleted_branch_memories), a merged
 branch's only once the merge is more than archive_merged_branch_memories_after_days old — while promoted,
 mainline/global-scoped and current-branch memories are never archived by the run.
 
 The suite supplies the Git state with each run (`branches`: {mainline, current, branches: [{name,
 mergedAt}]}, docs/retention-profile.md), the way it supplies `now`; a branch missing from the list is
 deleted. Every memory is `active` and isolated from compaction (its own parent scope and its own kind),
-so branch cleanup is the only rule that can move it; each memory is created before its branch's merge.
+so branch cleanup is the only rule that can move it; each memory is created before its branch's merge,
+and memories of deleted branches long before the run ("can be archived after a configurable window":
+the document does not say the window is waived for a deleted branch, so the suite never relies on it).
 Every "kept" case has an archived control on the same kind of branch in the same run, so a host whose
 branch cleanup does nothing cannot pass. Graded on the project's read-back before and after a real run;
 the report must carry a `branch_cleanup` transition for each archived memory and none for a kept one.
+A memory whose branch fields did not read back as seeded is an ignored input, not evidence.
 
-Not graded: a current branch that is missing from `branches`. The reference host keeps its memories
-(docs/retention.md), but the requirement says "never auto-archived *by age alone*" and the wire profile
-says a missing branch is deleted, so a host that archives them violates neither; only the merged-long-ago
-current branch (archival by age) is checked.
+Graded as SHOULD, not MUST (the input contradicts itself, and the document does not settle it): a
+mainline that the Git state's branch list leaves out (p11.branch.keeps-unlisted-mainline), and a merge
+exactly one millisecond past the window (p11.lifecycle.window-precision). Not graded: a current branch
+that is missing from `branches` (the requirement says "never auto-archived *by age alone*" and the wire
+profile says a missing branch is deleted, so a host that archives them violates neither).
 """
 
 from datetime import datetime, timedelta
@@ -22,6 +26,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from conformance.outcomes import Blocked
+from conformance.retention_checks import inputs_stored
 from conformance.retention_seams import (
     DAY,
     MS,
@@ -29,6 +34,7 @@ from conformance.retention_seams import (
     memory,
     parse_stamp,
     plain_kind,
+    recorded_within,
     stamp,
     transitions,
 )
@@ -38,6 +44,9 @@ WINDOW = "p11.branch.merged-window"
 PROMOTED = "p11.branch.keeps-promoted"
 MAINLINE = "p11.branch.keeps-mainline"
 CURRENT = "p11.branch.keeps-current"
+UNLISTED = "p11.branch.keeps-unlisted-mainline"
+PRECISION = "p11.lifecycle.window-precision"  # one millisecond past the window: a SHOULD
+INPUTS = ("kind", "status", "parentId", "branch", "branchScope", "branchPromotionEligible", "createdAt")
 RULE = "branch_cleanup"
 LOCAL = "current_branch"
 
@@ -67,6 +76,12 @@ def _window(seams) -> timedelta:
 def _long_merged(seams) -> datetime:
     """A merge time well beyond the advertised window."""
     return NOW - 2 * _window(seams) - DAY
+
+
+def _created(seams, when):
+    """When a memory of a branch merged at `when` (None: deleted) was created: a day before the merge,
+    or, for a deleted branch, a day before a merge long beyond the window (old by any reading)."""
+    return (when or _long_merged(seams)) - DAY
 
 
 def _memory(ctx, seams, label, branch, *, created=NOW - 2 * DAY, scope=LOCAL, **attributes):
@@ -122,35 +137,53 @@ class _Run:
             "reported": [t for t in transitions(self.report) if t.get("memoryId") == item["id"]],
         }
 
+    def _stored(self, requirement_id, item, description):
+        return inputs_stored(self.ctx, requirement_id, self.before, [item], INPUTS, what=description)
+
     def archived(self, requirement_id, item, description):
+        if not self._stored(requirement_id, item, description):
+            return
         evidence = self._evidence(item)
         row = self.after.memories.get(item["id"]) or {}
         reason = row.get("archivedReason")
         self.ctx.check(
             requirement_id,
             row.get("status") == "archived"
-            and parse_stamp(row.get("archivedAt")) == NOW
+            and recorded_within(row.get("archivedAt"), parse_stamp(item["updatedAt"]), NOW)
             and isinstance(reason, str)
             and bool(reason.strip()),
             evidence,
-            note=f"{description}: archived on read-back, archivedAt = the run's now, with a reason",
+            surface="retention-memories",
+            note=f"{description}: archived on read-back, with archivedAt (not after the run's now) and a "
+            "reason",
         )
         self.ctx.check(
             requirement_id,
             any(t.get("rule") == RULE and t.get("toStatus") == "archived" for t in evidence["reported"]),
             evidence,
+            surface="retention-run",
             note=f"{description}: the report carries a {RULE} transition to archived",
         )
 
     def kept(self, requirement_id, item, description):
+        if not self._stored(requirement_id, item, description):
+            return
         evidence = self._evidence(item)
         old, new = self.before.memories.get(item["id"]), self.after.memories.get(item["id"])
         changed = sorted(k for k in {*(old or {}), *(new or {})} if (old or {}).get(k) != (new or {}).get(k))
         self.ctx.check(
             requirement_id,
-            new is not None and not changed and not evidence["reported"],
+            new is not None and not changed,
             {**evidence, "changedFields": changed},
-            note=f"{description}: still {item['status']} and unchanged on read-back, no transition reported",
+            surface="retention-memories",
+            note=f"{description}: still {item['status']} and unchanged on read-back",
+        )
+        self.ctx.check(
+            requirement_id,
+            not evidence["reported"],
+            evidence,
+            surface="retention-run",
+            note=f"{description}: no transition reported",
         )
 
 
@@ -159,8 +192,9 @@ def test_deleted_branch_memories_are_archived(ctx):
     if (seams := _seams(ctx, DELETED, needs_deleted=True)) is None:
         return
     mainline, deleted, live = (ctx.unique_id(n) for n in ("trunk", "deleted", "live"))
-    gone = [_memory(ctx, seams, f"deleted{n}", deleted) for n in range(2)]
-    alive = _memory(ctx, seams, "live", live)
+    created = _created(seams, None)
+    gone = [_memory(ctx, seams, f"deleted{n}", deleted, created=created) for n in range(2)]
+    alive = _memory(ctx, seams, "live", live, created=created)
     state = _state(mainline, {mainline: None, live: None})
     run = _Run(ctx, seams, "branch-deleted", [*gone, alive], state)
     for item in gone:
@@ -168,34 +202,36 @@ def test_deleted_branch_memories_are_archived(ctx):
     run.kept(DELETED, alive, "branch-local memory of a live, unmerged branch")
 
 
-@pytest.mark.requirement(WINDOW)
+@pytest.mark.requirement(WINDOW, PRECISION)
 def test_merged_branch_memories_wait_for_the_window(ctx):
     if (seams := _seams(ctx, WINDOW)) is None:
+        ctx.inapplicable(PRECISION, "branch cleanup is not advertised on")
         return
     window = _window(seams)
     days = window // DAY
     mainline = ctx.unique_id("trunk")
-    merges = {
-        f"merged exactly {days} days ago": (NOW - window, False),
-        f"merged {days} days + 1 ms ago": (NOW - window - MS, True),
-        "merged long beyond the window": (_long_merged(seams), True),
-        "not merged": (None, False),
+    merges = {  # description: (merged at, archived?, graded under)
+        f"merged exactly {days} days ago": (NOW - window, False, WINDOW),
+        f"merged {days} days + 1 day ago": (NOW - window - DAY, True, WINDOW),
+        "merged long beyond the window": (_long_merged(seams), True, WINDOW),
+        "not merged": (None, False, WINDOW),
+        f"merged {days} days + 1 ms ago": (NOW - window - MS, True, PRECISION),
     }
     if window > DAY:
-        merges["merged yesterday"] = (NOW - DAY, False)
+        merges["merged yesterday"] = (NOW - DAY, False, WINDOW)
     merged, cases = {mainline: None}, []
-    for description, (when, archived) in merges.items():
+    for description, (when, archived, rid) in merges.items():
         branch = ctx.unique_id("merged")
         merged[branch] = when
-        created = (when or NOW) - DAY
-        cases.append((description, _memory(ctx, seams, "merged", branch, created=created), archived))
-    run = _Run(ctx, seams, "branch-window", [item for _, item, _ in cases], _state(mainline, merged))
-    for description, item, archived in cases:
+        created = (when or _long_merged(seams)) - DAY
+        cases.append((description, _memory(ctx, seams, "merged", branch, created=created), archived, rid))
+    run = _Run(ctx, seams, "branch-window", [item for _, item, _, _ in cases], _state(mainline, merged))
+    for description, item, archived, rid in cases:
         label = f"branch-local memory of a branch {description}"
         if archived:
-            run.archived(WINDOW, item, label)
+            run.archived(rid, item, label)
         else:
-            run.kept(WINDOW, item, label)
+            run.kept(rid, item, label)
 
 
 def _gone_branches(ctx, seams):
@@ -211,10 +247,6 @@ def _describe(when):
     return "a deleted branch" if when is None else "a branch merged long beyond the window"
 
 
-def _created(when):
-    return (when or NOW) - DAY
-
-
 @pytest.mark.requirement(PROMOTED)
 def test_promoted_memories_are_kept(ctx):
     if (seams := _seams(ctx, PROMOTED)) is None:
@@ -222,7 +254,7 @@ def test_promoted_memories_are_kept(ctx):
     mainline = ctx.unique_id("trunk")
     gone, cases = _gone_branches(ctx, seams), []
     for branch, when in gone.items():
-        created = _created(when)
+        created = _created(seams, when)
         promoted = _memory(ctx, seams, "promoted", branch, created=created, branchPromotionEligible=True)
         control = _memory(ctx, seams, "unpromoted", branch, created=created)
         cases.append((_describe(when), promoted, control))
@@ -234,14 +266,9 @@ def test_promoted_memories_are_kept(ctx):
         run.archived(PROMOTED, control, f"unpromoted control beside it on {description}")
 
 
-@pytest.mark.requirement(MAINLINE)
-def test_mainline_and_global_memories_are_kept(ctx):
-    if (seams := _seams(ctx, MAINLINE)) is None:
-        return
-    # The mainline is left out of `branches` (a checkout with no local mainline branch, e.g. a clone of
-    # a feature branch): its memories must be kept because they are mainline's, not because it is live.
-    mainline = ctx.unique_id("trunk")
-    gone = _gone_branches(ctx, seams)
+def _mainline_cases(ctx, seams, mainline, gone):
+    """(kept: [(description, memory)], controls: [(description, memory)]) for the mainline tests: what
+    mainline/global scope protects, beside branch-local controls on the same dead branches."""
     kept = [
         ("global-scoped memory without a branch", _memory(ctx, seams, "global", None, scope="global")),
         ("mainline memory (branch null, branch-local scope)", _memory(ctx, seams, "mainline", None)),
@@ -253,7 +280,7 @@ def test_mainline_and_global_memories_are_kept(ctx):
     ]
     controls = []
     for branch, when in gone.items():
-        created = _created(when)
+        created = _created(seams, when)
         kept.append(
             (
                 f"global-scoped memory carrying the name of {_describe(when)}",
@@ -266,13 +293,40 @@ def test_mainline_and_global_memories_are_kept(ctx):
                 _memory(ctx, seams, "local", branch, created=created),
             )
         )
-    existing = {b: w for b, w in gone.items() if w is not None}
-    items = [item for _, item in kept + controls]
-    run = _Run(ctx, seams, "branch-mainline", items, _state(mainline, existing))
+    return kept, controls
+
+
+@pytest.mark.requirement(MAINLINE)
+def test_mainline_and_global_memories_are_kept(ctx):
+    if (seams := _seams(ctx, MAINLINE)) is None:
+        return
+    mainline = ctx.unique_id("trunk")
+    gone = _gone_branches(ctx, seams)
+    kept, controls = _mainline_cases(ctx, seams, mainline, gone)
+    existing = {mainline: None, **{b: w for b, w in gone.items() if w is not None}}
+    run = _Run(ctx, seams, "branch-mainline", [m for _, m in kept + controls], _state(mainline, existing))
     for description, item in kept:
         run.kept(MAINLINE, item, description)
     for description, item in controls:
         run.archived(MAINLINE, item, description)
+
+
+@pytest.mark.requirement(UNLISTED)
+def test_mainline_memories_are_kept_when_the_mainline_is_unlisted(ctx):
+    if (seams := _seams(ctx, UNLISTED)) is None:
+        return
+    # The mainline is named (`mainline`) but left out of `branches` (a checkout with no local mainline
+    # branch, e.g. a clone of a feature branch): its memories are mainline's, which the document says are
+    # never auto-archived, though the profile's "missing from branches: deleted" could be read otherwise.
+    mainline = ctx.unique_id("trunk")
+    gone = _gone_branches(ctx, seams)
+    kept, controls = _mainline_cases(ctx, seams, mainline, gone)
+    existing = {b: w for b, w in gone.items() if w is not None}
+    run = _Run(ctx, seams, "branch-unlisted", [m for _, m in kept + controls], _state(mainline, existing))
+    for description, item in kept:
+        run.kept(UNLISTED, item, f"{description}, the mainline left out of branches")
+    for description, item in controls:
+        run.archived(UNLISTED, item, description)
 
 
 @pytest.mark.requirement(CURRENT)

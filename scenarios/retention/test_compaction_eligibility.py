@@ -33,6 +33,7 @@ def test_eligible_group_becomes_one_node(ctx):
         rid,
         len(added) == 1 and added[0].get("status") == "compacted",
         {"added": [{"id": row.get("id"), "status": row.get("status")} for row in added]},
+        surface="retention-memories",
         note=f"{size} active {kind!r} memories of one parent scope, the youngest exactly min_age_days old, "
         "become exactly one new memory, in status compacted",
     )
@@ -44,6 +45,7 @@ def test_eligible_group_becomes_one_node(ctx):
         rid,
         not again.added(run.after),
         {"addedBySecondRun": [row.get("id") for row in again.added(run.after)]},
+        surface="retention-memories",
         note="negative: a second real run at the same now makes no further node (compacted once)",
     )
 
@@ -208,50 +210,58 @@ def test_protected_kinds_never_compact(ctx):
 
 @pytest.mark.requirement("p11.compaction.must-not-compact")
 def test_must_not_compact_list(ctx):
+    """The document's list, as the wire profile maps it (docs/retention-profile.md §Must not compact on
+    the wire): kind `authorization_rule`; an `incident` flagged `underReview`; `architecture` memories
+    joined by `conflicts_with`. Security constraints and protected types are protected (not-protected)."""
     rid = "p11.compaction.must-not-compact"
     if (seams := compaction_on(ctx, rid)) is None:
         return
     size, min_age = seams.settings.group_limits()
-    kind, old, protected = plain_kind(seams.settings), min_age + DAY, set(seams.settings.protected())
-    scope = ctx.unique_id("scope")
-    plain = batch(ctx, "plain", size, kind=kind, parentId=scope, age=old)
-    review = batch(ctx, "review", 1, kind=kind, parentId=scope, age=old, underReview=True)
+    old, protected = min_age + DAY, set(seams.settings.protected())
+    seeded, relations, cases = [], [], []
+    if "incident" not in protected:
+        scope = ctx.unique_id("scope")
+        incidents = batch(ctx, "incident", size, kind="incident", parentId=scope, age=old)
+        review = batch(ctx, "review", 1, kind="incident", parentId=scope, age=old, underReview=True)
+        seeded += incidents + review
+        cases += [
+            (
+                "one",
+                incidents,
+                f"{size} 'incident' memories and 1 under review in one scope: the node takes "
+                f"the {size}, not the one under review",
+            ),
+            ("untouched", review, "the incident under review is untouched"),
+        ]
     authorization = batch(
         ctx, "auth", size + 1, kind="authorization_rule", parentId=ctx.unique_id("scope"), age=old
     )
-    # A conflicts_with pair only matters where decisions are not protected (else not-protected covers it).
-    conflicting, relations = {}, []
-    for decision in ("architecture", "decision"):
-        if decision in protected:
-            continue
-        scope = ctx.unique_id("scope")
-        calm = batch(ctx, decision[:4], size, kind=decision, parentId=scope, age=old)
-        pair = batch(ctx, "conflict", 2, kind=decision, parentId=scope, age=old)
-        relations.append({"fromId": pair[0]["id"], "toId": pair[1]["id"], "relationType": "conflicts_with"})
-        conflicting[decision] = (calm, pair)
-    seeded = plain + review + authorization + [m for calm, pair in conflicting.values() for m in calm + pair]
-    run = RealRun(ctx, seams, ctx.unique_ref("mustnot"), seeded, relations or None)
-
-    run.one_node(
-        rid,
-        plain,
-        note=f"{size} {kind!r} memories and 1 under review in one scope: the node takes the {size}, not the "
-        "one under review",
-    )
-    run.untouched(rid, review, note="the memory under review is untouched")
-    run.untouched(
-        rid,
-        authorization,
-        note=f"{size + 1} otherwise eligible authorization_rule memories: none compacted",
-        conflictingDecisions={
-            name: "seeded" if name in conflicting else "protected here, not seeded (see not-protected)"
-            for name in ("architecture", "decision")
-        },
-    )
-    for decision, (calm, pair) in conflicting.items():
-        run.one_node(
-            rid,
-            calm,
-            note=f"{size} {decision!r} memories and 2 joined by conflicts_with: the node takes the {size}",
+    seeded += authorization
+    cases.append(
+        (
+            "untouched",
+            authorization,
+            f"{size + 1} otherwise eligible authorization_rule memories: none compacted",
         )
-        run.untouched(rid, pair, note=f"the conflicting {decision!r} pair is untouched")
+    )
+    # A conflicts_with pair only matters where architecture is not protected (else not-protected covers it).
+    if "architecture" not in protected:
+        scope = ctx.unique_id("scope")
+        calm = batch(ctx, "arch", size, kind="architecture", parentId=scope, age=old)
+        pair = batch(ctx, "conflict", 2, kind="architecture", parentId=scope, age=old)
+        relations.append({"fromId": pair[0]["id"], "toId": pair[1]["id"], "relationType": "conflicts_with"})
+        seeded += calm + pair
+        cases += [
+            (
+                "one",
+                calm,
+                f"{size} 'architecture' memories and 2 joined by conflicts_with: the node takes the {size}",
+            ),
+            ("untouched", pair, "the conflicting 'architecture' pair is untouched"),
+        ]
+    run = RealRun(ctx, seams, ctx.unique_ref("mustnot"), seeded, relations or None)
+    for how, items, note in cases:
+        if how == "one":
+            run.one_node(rid, items, note=note)
+        else:
+            run.untouched(rid, items, note=note)

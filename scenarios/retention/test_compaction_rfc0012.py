@@ -8,14 +8,16 @@ nothing; a real run of each project must log exactly one `memory.compacted` even
 SR-1: one eligible group whose summaries and titles carry the suite's secret corpus (secret-shaped
 values in framing sentences, a secret split across two consecutive sources, form leaks, a registered
 BYOK secret when the host has a registration seam) next to plain prose. The node read back must carry
-none of them, markers in their place and every prose sentence; the sources stay verbatim.
+none of them, a marker wherever it kept a secret's surrounding text, and some text beside the markers
+(a node that summarises in its own words need not keep the prose verbatim: "Combined summary of all
+source memories"); the sources stay verbatim.
 """
 
 import json
 
 import pytest
 
-from conformance.oracles.secrets import find_form_leaks, find_leaks, load_corpus, markers
+from conformance.oracles.secrets import MARKER_RE, find_form_leaks, find_leaks, load_corpus, markers
 from conformance.outcomes import Blocked
 from conformance.retention_checks import compaction_on, ids_of
 from conformance.retention_seams import DAY, NOW, memory, plain_kind, transitions
@@ -24,6 +26,8 @@ from conformance.seams import CompactionSeams, read_events
 EVENT, SR1 = "p11.compaction.rfc0012-event", "p11.compaction.sr1-carry-forward"
 SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 FRAME, END = "Ticket {n}: the deploy used ", " yesterday."
+VAULT = "Vault note: the staging passphrase is "
+TITLE_MAX = 512  # docs/retention-profile.md: a title is at most 512 characters
 
 
 def _limits(seams):
@@ -98,6 +102,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
         EVENT,
         not _naming(logged, dry_nodes | seeded),
         {"dryRunNodes": sorted(dry_nodes), "eventsNamingThem": _naming(logged, dry_nodes | seeded)[:3]},
+        surface="event-log",
         note="negative: after a dry run no logged event names its predicted nodes or the seeded memories",
     )
 
@@ -122,13 +127,20 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
             EVENT,
             len(mine) == 1 and mine[0].get("type") == "memory.compacted",
             {"node": node_id, "events": len(mine), "types": [e.get("type") for e in mine]},
+            surface="event-log",
             note="exactly one logged memory.compacted event names the node as its outputId (after two runs)",
         )
         if not mine:
             continue
         payload = _payload(mine[0])
         refs[node_id] = payload.get("memoryRef")
-        ctx.check_schema(EVENT, SCHEMA, payload, note=f"the event of {node_id} is valid against {SCHEMA}")
+        ctx.check_schema(
+            EVENT,
+            SCHEMA,
+            payload,
+            surface="event-log",
+            note=f"the event of {node_id} is valid against {SCHEMA}",
+        )
         listed = payload.get("sourceIds")
         ctx.check(
             EVENT,
@@ -137,12 +149,14 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
             and len(listed) == len(set(listed))
             and set(listed) == sources,
             {"node": node_id, "sourceIds": listed, "readBackSources": sorted(sources)},
+            surface="event-log",
             note="sourceIds are exactly the node's compaction_source memories, each once",
         )
         ctx.check(
             EVENT,
             payload.get("sourceCount") == len(sources) > 0,
             {"node": node_id, "sourceCount": payload.get("sourceCount"), "readBack": len(sources)},
+            surface="event-log",
             note="sourceCount is the number of the node's sources",
         )
         size_ok = isinstance(summary, str) and payload.get("byteSize") == len(summary.encode("utf-8"))
@@ -154,6 +168,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
                 "byteSize": payload.get("byteSize"),
                 "summaryUtf8": len(summary.encode("utf-8")) if isinstance(summary, str) else None,
             },
+            surface="event-log",
             note="byteSize is the UTF-8 length of the node's summary as read back",
         )
     first_ref, second_ref = (refs.get(n.get("id")) for n in nodes)
@@ -162,6 +177,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
         EVENT,
         isinstance(first_ref, str) and first_ref == second_ref and other_ref != first_ref,
         {"project": [first_ref, second_ref], "otherProject": other_ref},
+        surface="event-log",
         note="memoryRef is the same for both nodes of the project and differs for the other project's node",
     )
 
@@ -172,6 +188,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
         not _naming(logged, short_ids)
         and not any((after.memories.get(i) or {}).get("compactedIntoId") for i in short_ids),
         {"shortGroup": sorted(short_ids), "eventsNamingThem": _naming(logged, short_ids)[:3]},
+        surface="event-log",
         note=f"negative: no event names the group of {size - 1} (below min_related_memories)",
     )
     theirs = ids_of(other) | {other_nodes[0].get("id")}
@@ -181,6 +198,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx):
         EVENT,
         not crossing,
         {"otherProjectNode": other_nodes[0].get("id"), "eventsMixingProjects": crossing},
+        surface="event-log",
         note="negative: the other project's compaction is not this project's event, and no event mixes them",
     )
 
@@ -197,7 +215,7 @@ def _sr1_group(ctx, corpus, size, age, kind):
         summaries[(n + 1) % size].append(f"{FRAME.format(n=n)}{secret.value}{END}")
     for n, leak in enumerate(corpus.form_leaks):
         summaries[n % size].append(f"User confirmed: {leak.value} during the incident.")
-    summaries[-1].append(f"Vault note: the staging passphrase is {corpus.registered.value} for now.")
+    summaries[-1].append(f"{VAULT}{corpus.registered.value} for now.")
     shortest = sorted(corpus.secrets, key=lambda s: len(s.value))
     for n in range(size):
         secret = shortest[n % len(shortest)]
@@ -250,6 +268,7 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx):
             "foundInSources": len(planted),
             "missing": sorted(set(secrets) - planted),
         },
+        surface="retention-memories",
         note="control: the oracle finds every planted secret in the sources as read back",
     )
     for sid, secret in secrets.items():
@@ -259,6 +278,7 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx):
                 SR1,
                 not leaks,
                 {"secret": sid, "surface": label, "leaks": [leak.__dict__ for leak in leaks]},
+                surface="retention-memories",
                 note=f"{sid} absent from the node's {label}",
             )
     split = find_leaks(summary, {corpus.split.id: corpus.split.value}, allow_whitespace_split=True)
@@ -266,45 +286,35 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx):
         SR1,
         not split,
         {"leaks": [leak.__dict__ for leak in split]},
+        surface="retention-memories",
         note="the secret split across two sources does not reappear whole in the node's summary",
     )
     forms = find_form_leaks(text)
-    ctx.check(SR1, not forms, {"formLeaks": forms}, note="no [BYOK:…] or <REDACTED:…> form in the node")
+    ctx.check(
+        SR1,
+        not forms,
+        {"formLeaks": forms},
+        surface="retention-memories",
+        note="no [BYOK:…] or <REDACTED:…> form in the node",
+    )
     for label, surface in (("dry-run report", json.dumps(dry)), ("real-run report", json.dumps(real))):
         leaks = find_leaks(surface, secrets)
         ctx.check(
             SR1,
             not leaks,
             {"surface": label, "leaks": [leak.__dict__ for leak in leaks]},
+            surface="retention-run",
             note=f"the {label} carries no secret",
         )
 
-    in_place = [
-        sid
-        for sid, frame in framed.items()
-        if frame in summary and "[REDACTED:" not in summary.split(frame, 1)[1].split(END, 1)[0]
-    ]
-    found = markers(text)
+    _check_in_place(ctx, corpus, framed, title, summary, registered)
+    residue = MARKER_RE.sub("", summary).strip()
     ctx.check(
         SR1,
-        bool(markers(title)) and bool(markers(summary)) and not in_place,
-        {"markers": found[:12], "secretsDroppedWithoutMarker": in_place},
-        note="the title's and the summary's secrets are replaced in place by [REDACTED:…] markers",
-    )
-    if registered:
-        marker = f"[REDACTED:{corpus.registered.secret_id}]"
-        ctx.check(
-            SR1,
-            marker in summary,
-            {"marker": marker, "present": marker in summary},
-            note="the registered BYOK secret is replaced by its [REDACTED:<secretId>] marker",
-        )
-    missing = [p for p in corpus.prose if p not in summary]
-    ctx.check(
-        SR1,
-        not missing,
-        {"missingProse": missing, "summaryLength": len(summary)},
-        note="every non-secret prose sentence of the sources survives in the node's summary",
+        bool(residue),
+        {"summaryLength": len(summary), "withoutMarkers": len(residue)},
+        surface="retention-memories",
+        note="negative: redaction did not empty the node's summary (text remains beside the markers)",
     )
     altered = [
         item["id"]
@@ -315,5 +325,44 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx):
         SR1,
         not altered,
         {"sources": [item["id"] for item in group], "altered": altered},
+        surface="retention-memories",
         note="negative: the sources themselves are not redacted (preserved evidence, read back verbatim)",
+    )
+
+
+def _segments(text, frame, ends):
+    """The text after each occurrence of `frame` up to the first of `ends` (or the end)."""
+    found = []
+    for tail in text.split(frame)[1:]:
+        cut = min([tail.find(end) for end in ends if end in tail] or [len(tail)])
+        found.append(tail[:cut])
+    return found
+
+
+def _check_in_place(ctx, corpus, framed, title, summary, registered):
+    """Where the node kept the prose around a secret, a [REDACTED:…] marker stands where the secret was
+    (SR-1: replaced, not silently dropped). A node that summarises in its own words keeps no frame, and
+    then there is no place to look at: the leak checks above still hold it to SR-1."""
+    dropped = {
+        sid: True
+        for sid, frame in framed.items()
+        for segment in _segments(summary, frame, [END])
+        if not markers(segment)
+    }
+    in_title = _segments(title, ": rotated ", ["; ", " ("])
+    if len(title) >= TITLE_MAX:  # a title capped at its limit may cut its last secret's marker short
+        in_title = in_title[:-1]
+    # Keys name places, never the text there (which would be the secret itself).
+    dropped.update({f"title segment {n}": True for n, segment in enumerate(in_title) if not markers(segment)})
+    if registered:
+        marker = f"[REDACTED:{corpus.registered.secret_id}]"
+        if any(marker not in segment for segment in _segments(summary, VAULT, [" for now."])):
+            dropped[corpus.registered.secret_id] = True
+    ctx.check(
+        SR1,
+        not dropped,
+        {"markers": markers(f"{title}\n{summary}")[:12], "placesWithoutTheirMarker": sorted(dropped)[:10]},
+        surface="retention-memories",
+        note="every secret whose surrounding text the node kept is replaced in place by a [REDACTED:…] "
+        "marker (the registered BYOK secret by [REDACTED:<secretId>])",
     )

@@ -28,7 +28,8 @@ STATUS, REPORT = "p11.status.counts", "p11.compaction-report.groups"
 def _answer(ctx, requirement_id, reply, what):
     """The body of a diagnostics reply; a refusal is itself the evidence (the route is under test)."""
     ok = reply.status == 200 and isinstance(reply.body, dict)
-    ctx.check(requirement_id, ok, reply.summary(), note=f"{what} answers 200 with an object")
+    surface = "retention-status" if requirement_id == STATUS else "retention-compaction-report"
+    ctx.check(requirement_id, ok, reply.summary(), surface=surface, note=f"{what} answers 200 with an object")
     return reply.body if ok else None
 
 
@@ -51,19 +52,27 @@ def _check_status(ctx, seams, project, listing, when):
     body = _answer(ctx, STATUS, seams.status(project, NOW), f"{when}: GET status")
     if body is None:
         return None
-    ctx.check_schema(STATUS, "retention-status", body, note=f"{when}: valid against retention-status")
+    ctx.check_schema(
+        STATUS,
+        "retention-status",
+        body,
+        surface="retention-status",
+        note=f"{when}: valid against retention-status",
+    )
     expected = _read_back_counts(listing)
     counts = body.get("counts")
     ctx.check(
         STATUS,
         counts == expected,
         {"reported": counts, "readBack": expected},
+        surface="retention-status",
         note=f"{when}: counts per status (zeros included) equal the read-back",
     )
     ctx.check(
         STATUS,
         body.get("total") == len(listing.memories),
         {"total": body.get("total"), "readBack": len(listing.memories)},
+        surface="retention-status",
         note=f"{when}: total equals the number of memories read back",
     )
     reported = body.get("byKind") if isinstance(body.get("byKind"), dict) else {}
@@ -76,6 +85,7 @@ def _check_status(ctx, seams, project, listing, when):
         STATUS,
         reported == _by_kind(listing),
         {"reported": reported, "readBack": _by_kind(listing)},
+        surface="retention-status",
         note=f"{when}: byKind counts (ignoring zeros) equal the read-back",
     )
     return counts if isinstance(counts, dict) else None
@@ -130,6 +140,7 @@ def test_status_counts_what_reads_back(ctx):
             STATUS,
             reported == moved,
             {"reportedDelta": reported, "readBackDelta": moved},
+            surface="retention-status",
             note="the counts moved by exactly what the real run moved on read-back",
         )
 
@@ -165,11 +176,9 @@ def test_compaction_report_lists_groups(ctx):
         memory(ctx.unique_id(f"under{n}"), kind=kind, parentId=other_scope, age=min_age + DAY)
         for n in range(size - 1)
     ]
-    # Same parent scope and kind as the eligible group, but no group may take them.
-    left_out = [
-        memory(ctx.unique_id("young"), kind=kind, parentId=scope, age=min_age - MS),
-        memory(ctx.unique_id("review"), kind=kind, parentId=scope, age=min_age + DAY, underReview=True),
-    ]
+    # Same parent scope as the eligible group, but no group may take them: too young, or protected.
+    # (Which flags make a `note` must-not-compact is the host's mapping: test_compaction_eligibility.)
+    left_out = [memory(ctx.unique_id("young"), kind=kind, parentId=scope, age=min_age - MS)]
     if settings.protected():
         left_out.append(memory(ctx.unique_id("protected"), kind=settings.protected()[0], parentId=scope))
     project = ctx.unique_ref("report")
@@ -180,12 +189,13 @@ def test_compaction_report_lists_groups(ctx):
     body = _answer(ctx, REPORT, seams.compaction_report(project, NOW), "GET compaction-report")
     if body is None:
         return
-    ctx.check_schema(REPORT, "retention-compaction-report", body)
+    ctx.check_schema(REPORT, "retention-compaction-report", body, surface="retention-compaction-report")
     groups = _groups(body)
     ctx.check(
         REPORT,
         body.get("minRelatedMemories") == size,
         {"minRelatedMemories": body.get("minRelatedMemories"), "advertised": size},
+        surface="retention-compaction-report",
         note="minRelatedMemories is the advertised compaction.min_related_memories",
     )
     for label, ids, want in (("eligible", eligible_ids, True), ("undersized", undersized_ids, False)):
@@ -197,6 +207,7 @@ def test_compaction_report_lists_groups(ctx):
             and found[0].get("eligible") is want
             and found[0].get("size") == len(ids),
             {"expected": sorted(ids), "groups": found},
+            surface="retention-compaction-report",
             note=f"the {label} group ({len(ids)}, min {size}) is listed with its ids only, eligible {want}",
         )
     ctx.check(
@@ -207,7 +218,8 @@ def test_compaction_report_lists_groups(ctx):
             "groups": _holding(groups, left_out_ids),
             "excluded": body.get("excluded"),
         },
-        note="negative: too young, under review and protected memories of the same scope are in no group",
+        surface="retention-compaction-report",
+        note="negative: too young and protected memories of the same scope are in no group",
     )
 
     before = seams.listing(project)
@@ -219,6 +231,7 @@ def test_compaction_report_lists_groups(ctx):
         REPORT,
         compacted == predicted,
         {"reportedEligible": predicted, "compactedByRealRun": compacted},
+        surface="retention-compaction-report",
         note="a real run at the same now compacts exactly the groups the report called eligible",
     )
     again = _answer(ctx, REPORT, seams.compaction_report(project, NOW), "GET compaction-report after the run")
@@ -229,5 +242,6 @@ def test_compaction_report_lists_groups(ctx):
             not _holding(later, eligible_ids)
             and [_members(g) for g in _holding(later, undersized_ids)] == [sorted(undersized_ids)],
             {"groups": later},
+            surface="retention-compaction-report",
             note="after the run the compacted members are in no group; the undersized group is still listed",
         )

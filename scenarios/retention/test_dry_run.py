@@ -1,11 +1,18 @@
-"""Phase 11 §CLI Commands, §Safety Boundaries: runs and restores are dry unless `dryRun: false` is asked,
-a dry run writes nothing, and a dry report is exactly what a real run at the same `now` does."""
+"""Phase 11 §CLI Commands, §Safety Boundaries: runs are dry unless `dryRun: false` is asked, a dry run
+writes nothing, and a dry report is exactly what a real run at the same `now` does.
+
+Restores: the document's `memory retention restore <project> <memory-id>` has no dry-run flag, so that a
+restore is dry too unless `dryRun: false` is asked rests on the wire profile alone (docs/retention-profile.md
+§Routes) and is graded as a SHOULD (p11.dryrun.restore-default).
+"""
 
 import pytest
 
 from conformance.outcomes import Blocked
 from conformance.retention_checks import archived_by_hand, retention_on
 from conformance.retention_seams import DAY, NOW, changes, every_rule, moved, plain_kind, stamp, transitions
+
+RESTORE = "p11.dryrun.restore-default"
 
 
 def _mix(ctx, seams, label):
@@ -46,15 +53,17 @@ class _Subject:
     def check_unchanged(self, requirement_id, evidence, *, note):
         """After a dry call (described by `evidence`), the project reads back exactly as `before`."""
         diff = changes(self.before, self.seams.listing(self.project))
-        self.ctx.check(requirement_id, not diff, {**evidence, "changed": diff}, note=note)
+        self.ctx.check(
+            requirement_id, not diff, {**evidence, "changed": diff}, surface="retention-memories", note=note
+        )
 
 
 @pytest.mark.requirement("p11.dryrun.default")
-def test_runs_and_restores_are_dry_unless_asked(ctx):
+def test_runs_are_dry_unless_asked(ctx):
     rid = "p11.dryrun.default"
     if (seams := retention_on(ctx, rid)) is None:
         return
-    control_changed, restore_changed = _control(ctx, seams)
+    control_changed, _ = _control(ctx, seams)
     subject = _Subject(ctx, seams, "default")
     for label, dry_run in (("no dryRun field", None), ("dryRun: true", True)):
         report = seams.run(subject.project, NOW, dry_run=dry_run)
@@ -67,12 +76,21 @@ def test_runs_and_restores_are_dry_unless_asked(ctx):
             },
             note=f"a run with {label} changes nothing on read-back (the same run with dryRun: false does)",
         )
+
+
+@pytest.mark.requirement(RESTORE)
+def test_restores_are_dry_unless_asked(ctx):
+    if (seams := retention_on(ctx, RESTORE)) is None:
+        return
+    _, restore_changed = _control(ctx, seams)
     if not restore_changed:
-        return  # a real restore changed nothing either: the restore half is unobservable on this host
+        ctx.block(RESTORE, "a real restore (dryRun: false) changed nothing on the control's read-back")
+        return
+    subject = _Subject(ctx, seams, "restore-default")
     for label, dry_run in (("no dryRun field", None), ("dryRun: true", True)):
         reply = seams.restore(subject.project, subject.archived_id, NOW, dry_run=dry_run)
         subject.check_unchanged(
-            rid,
+            RESTORE,
             {"request": label, "memoryId": subject.archived_id, "reply": reply.summary(200)},
             note=f"a restore with {label} changes nothing on read-back (with dryRun: false it does)",
         )
@@ -83,7 +101,7 @@ def test_dry_run_writes_nothing(ctx):
     rid = "p11.dryrun.no-mutation"
     if (seams := retention_on(ctx, rid)) is None:
         return
-    control_changed, restore_changed = _control(ctx, seams)
+    control_changed, _ = _control(ctx, seams)
     subject = _Subject(ctx, seams, "dry")
     # At the control's now every rule has something to move; a day later the at-window memories too.
     for label, now in (("at the control's now", NOW), ("a day later", NOW + DAY)):
@@ -96,13 +114,6 @@ def test_dry_run_writes_nothing(ctx):
                 "controlRealRunChanged": control_changed,
             },
             note=f"a dry run {label} changes no memory and no relation (the real run of the control did)",
-        )
-    if restore_changed:
-        reply = seams.restore(subject.project, subject.archived_id, NOW, dry_run=True)
-        subject.check_unchanged(
-            rid,
-            {"memoryId": subject.archived_id, "reply": reply.summary(200)},
-            note="a dry restore (dryRun: true) changes nothing (a real one does)",
         )
 
 
@@ -176,6 +187,7 @@ def test_dry_report_is_what_the_real_run_does(ctx):
             "rules": sorted({t[3] for t in made["transitions"]}),
             "difference": _difference(expected, made),
         },
+        surface="retention-run",
         note="dry and real reports at the same now name the same transitions and links (order aside)",
     )
 
@@ -197,6 +209,7 @@ def test_dry_report_is_what_the_real_run_does(ctx):
             "linksNotReadBack": missing_links[:10],
             "changedButUnreported": unreported[:10],
         },
+        surface="retention-memories",
         note="the real run's changes on read-back are exactly its report's: statuses and links",
     )
 
@@ -207,5 +220,6 @@ def test_dry_report_is_what_the_real_run_does(ctx):
         "p11.dryrun.predicts-real",
         dry_again == real_again,
         {"dry": dry_again, "real": real_again},
+        surface="retention-run",
         note="after the real run, a second dry run and real run at the same now report the same (nothing)",
     )

@@ -47,6 +47,7 @@ def _check_run(ctx, label, before, report, after):
         ID,
         not lost,
         {"run": label, "before": len(before.memories), "after": len(after.memories), "missing": lost[:10]},
+        surface="retention-memories",
         note=f"{label}: every memory read before the run is read back after it (the count never drops)",
     )
     dropped = Counter(before.relations) - Counter(after.relations)
@@ -59,6 +60,7 @@ def _check_run(ctx, label, before, report, after):
             "after": len(after.relations),
             "missing": sorted((list(k) for k in dropped.elements()), key=repr)[:10],
         },
+        surface="retention-memories",
         note=f"{label}: every relation read before the run is read back after it",
     )
     # Negative: what the run moved is not gone but present, in the status it was moved to.
@@ -68,6 +70,7 @@ def _check_run(ctx, label, before, report, after):
         ID,
         not gone,
         {"run": label, "moved": len(moves), "notReadBackAsMoved": gone},
+        surface="retention-memories",
         note=f"{label}: every memory the run moved (expired, archived) is read back in its new status",
     )
 

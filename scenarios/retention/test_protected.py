@@ -7,10 +7,11 @@ the host's choice, but no transition may name one."""
 import pytest
 
 from conformance.outcomes import Blocked
-from conformance.retention_checks import retention_on
+from conformance.retention_checks import inputs_stored, retention_on
 from conformance.retention_seams import DAY, NOW, memory, plain_kind, transitions
 
 ID = "p11.protected.never-moved"
+INPUTS = ("kind", "status", "parentId", "branch", "branchScope", "createdAt")
 
 
 def _branch_cleanup_on(seams):
@@ -40,7 +41,7 @@ def _seed_kind(ctx, seams, kind, old, with_group, with_branch):
             memory(
                 ctx.unique_id("branch-local"),
                 kind=kind,
-                age=DAY,
+                age=old,
                 branch=ctx.unique_id("deleted-branch"),
                 branchScope="current_branch",
             )
@@ -73,18 +74,26 @@ def test_protected_types_are_never_moved(ctx):
     settings = seams.settings
     with_group = settings.get("compaction", "enabled") is True
     with_branch = _branch_cleanup_on(seams)
-    old = (max(settings.windows(compaction=True)) + 1) * DAY  # beyond every window and old enough to compact
+    windows = settings.windows(compaction=True)
+    if with_branch:
+        windows.append(settings.days("branch_cleanup", "archive_merged_branch_memories_after_days"))
+    old = (max(windows) + 1) * DAY  # beyond every window and old enough to compact
     twin_kind = plain_kind(settings)
     seeded = {
         kind: _seed_kind(ctx, seams, kind, old, with_group, with_branch) for kind in [*protected, twin_kind]
     }
     project = ctx.unique_ref("protected")
-    seams.seed(project, [m for rules in seeded.values() for items in rules.values() for m in items])
+    everything = [m for rules in seeded.values() for items in rules.values() for m in items]
+    seams.seed(project, everything)
+    before = seams.read_back(project, everything)
+    # A protected memory stored under another kind (or without its branch, its age) would be "protected"
+    # by nothing the suite sent: its input was ignored.
+    if not inputs_stored(ctx, ID, before, everything, INPUTS, what="protected memories and their twins"):
+        return
 
     branches = (
         {"mainline": "main", "branches": []} if with_branch else None
     )  # every branch-local one: deleted
-    before = seams.listing(project)
     dry = seams.run(project, NOW, dry_run=True, branches=branches)
     real = seams.run(project, NOW, dry_run=False, branches=branches)
     after = seams.listing(project)
@@ -106,6 +115,7 @@ def test_protected_types_are_never_moved(ctx):
                 "protectedChecked": len(moves),
                 "unprotectedTwin": twin_moves,
             },
+            surface="retention-memories",
             note=f"{rule}: no protected memory moves on read-back (its unprotected twin does)",
         )
     if not observed:
@@ -118,5 +128,6 @@ def test_protected_types_are_never_moved(ctx):
             ID,
             not named,
             {"report": label, "transitions": len(transitions(report)), "namingProtected": named[:5]},
+            surface="retention-run",
             note=f"the {label} report names no protected memory in a transition",
         )

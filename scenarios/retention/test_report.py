@@ -34,11 +34,18 @@ def test_every_run_answers_a_structured_report(ctx):
             "p11.report.structure",
             reply.status == 200 and isinstance(reply.body, dict),
             reply.summary(200),
+            surface="retention-run",
             note=f"{label}: the run answers 200 with a report",
         ):
             continue
         report = reply.body
-        ctx.check_schema("p11.report.structure", "retention-report", report, note=f"{label}: valid report")
+        ctx.check_schema(
+            "p11.report.structure",
+            "retention-report",
+            report,
+            surface="retention-run",
+            note=f"{label}: valid report",
+        )
         echoed = {"dryRun": report.get("dryRun"), "project": report.get("project"), "now": report.get("now")}
         ctx.check(
             "p11.report.structure",
@@ -46,6 +53,7 @@ def test_every_run_answers_a_structured_report(ctx):
             and report.get("project") == target
             and parse_stamp(report.get("now")) == NOW,
             {"asked": {"dryRun": dry_run, "project": target}, "echoed": echoed},
+            surface="retention-run",
             note=f"{label}: the report echoes the project, the now and whether it was dry (absent: true)",
         )
         moves = transitions(report)
@@ -66,6 +74,7 @@ def test_every_run_answers_a_structured_report(ctx):
                 "blankReason": blank[:3],
                 "incomplete": missing[:3],
             },
+            surface="retention-run",
             note=f"{label}: every transition names its memory, target and rule, with a non-empty reason",
         )
         if target == empty:
@@ -73,6 +82,7 @@ def test_every_run_answers_a_structured_report(ctx):
                 "p11.report.structure",
                 moves == [] and report.get("links") == [],
                 {"transitions": moves, "links": report.get("links"), "counts": report.get("counts")},
+                surface="retention-run",
                 note="an empty project's report lists no transition and no link",
             )
 
@@ -130,12 +140,14 @@ def test_real_report_accounts_for_every_change(ctx):
             "p11.report.accounts-for-changes",
             not unreported,
             {"run": label, "transitions": len(transitions(report)), "unreported": unreported},
+            surface="retention-run",
             note=f"{label}: every status change and new memory on read-back has its transition in the report",
         )
         ctx.check(
             "p11.report.accounts-for-changes",
             not invisible,
             {"run": label, "transitions": len(transitions(report)), "notOnReadBack": invisible},
+            surface="retention-memories",
             note=f"{label}: every reported transition is visible on read-back, from the status read before",
         )
         created = [row["id"] for row in after.added(before)]
@@ -149,5 +161,6 @@ def test_real_report_accounts_for_every_change(ctx):
                     "created": created,
                     "reportedFrom": {mid: reported.get(mid, "absent") for mid in created},
                 },
+                surface="retention-run",
                 note=f"{label}: each memory the run created (a node) is reported with fromStatus null",
             )

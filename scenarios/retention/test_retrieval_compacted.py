@@ -42,31 +42,37 @@ def _deep_advertised(ctx, seams):
 
 
 def _check_node_first(ctx, results, node_id, source_ids, *, where):
+    """Without deep: the node is returned instead of its sources, and nothing carries them as evidence
+    ("preferred over returning all source memories ... unless the query explicitly requests deep evidence
+    expansion")."""
     found = result_ids(results)
     ctx.check(
         FIRST,
         node_id in found and not set(source_ids) & set(found),
         {"node": node_id, "sources": sorted(source_ids), "results": shown(results)},
+        surface="retention-retrieval",
         note=f"{where}: without deep, the node is returned and none of its sources is",
+    )
+    carrying = {r["memory"].get("id"): evidence_ids(r) for r in results if r.get("evidence")}
+    ctx.check(
+        FIRST,
+        not carrying,
+        {"node": node_id, "carryingEvidence": carrying, "results": shown(results)},
+        surface="retention-retrieval",
+        note=f"{where}: without deep, no result carries its sources as evidence",
     )
 
 
-def _check_deep(ctx, plain, deep, node_id, source_ids, *, where):
-    """The node's deep result carries exactly its sources; nothing carries evidence without deep."""
+def _check_deep(ctx, deep, node_id, source_ids, *, where):
+    """The node's deep result carries exactly its sources."""
     node = _of(deep, node_id)
     carried = evidence_ids(node) if node else None
     ctx.check(
         DEEP,
         carried is not None and sorted(carried, key=str) == sorted(source_ids),
         {"node": node_id, "sources": sorted(source_ids), "evidence": carried, "results": shown(deep)},
+        surface="retention-retrieval",
         note=f"{where}: with deep, the node's result carries every source as evidence, and only them",
-    )
-    carrying = {r["memory"].get("id"): evidence_ids(r) for r in plain if r.get("evidence")}
-    ctx.check(
-        DEEP,
-        node_id in result_ids(plain) and not carrying,
-        {"node": node_id, "carryingEvidence": carrying, "results": shown(plain)},
-        note=f"negative, {where}: without deep, the node is returned and no result carries evidence",
     )
 
 
@@ -115,17 +121,19 @@ def test_seeded_node_stands_in_for_its_active_sources(ctx):
 
     plain = _retrieve(ctx, FIRST, seams, project, word)
     _check_node_first(ctx, plain, node_id, source_ids, where="active sources seeded beside their node")
+    found = result_ids(plain)
     ctx.check(
         FIRST,
-        peer in result_ids(plain) and outsider not in result_ids(plain),
+        peer in found and (outsider not in found or found.index(outsider) > found.index(peer)),
         {"peer": peer, "outsider": outsider, "results": shown(plain)},
+        surface="retention-retrieval",
         note="negative: an equally matching active memory that is no source is still returned beside "
-        "the node (only sources give way)",
+        "the node (only sources give way); the unmatched outsider is not, or ranks below it",
     )
     if not _deep_advertised(ctx, seams):
         return
     deep = _retrieve(ctx, DEEP, seams, project, word, deep=True)
-    _check_deep(ctx, plain, deep, node_id, source_ids, where="active sources seeded beside their node")
+    _check_deep(ctx, deep, node_id, source_ids, where="active sources seeded beside their node")
     peer_result = _of(deep, peer)
     ctx.check(
         DEEP,
@@ -133,6 +141,7 @@ def test_seeded_node_stands_in_for_its_active_sources(ctx):
         and not evidence_ids(peer_result)
         and outsider not in {e for r in deep for e in evidence_ids(r)},
         {"peer": shown([peer_result]) if peer_result else None, "outsider": outsider},
+        surface="retention-retrieval",
         note="negative: with deep, a memory that is no compacted node carries no evidence, and the "
         "outsider is nobody's evidence",
     )
@@ -179,4 +188,4 @@ def test_node_of_a_real_run_is_retrieved_instead_of_its_sources(ctx):
     if not _deep_advertised(ctx, seams):
         return
     deep = _retrieve(ctx, DEEP, seams, project, word, deep=True)
-    _check_deep(ctx, plain, deep, node_id, source_ids, where=f"after a real run (sources {statuses})")
+    _check_deep(ctx, deep, node_id, source_ids, where=f"after a real run (sources {statuses})")

@@ -89,6 +89,7 @@ def test_runs_move_only_along_drawn_edges(ctx):
             ID,
             not off,
             {"report": label, "edgesTaken": sorted({f"{a} -> {b}" for a, b in taken}), "undrawn": off[:5]},
+            surface="retention-run",
             note=f"every transition of the {label} report is a drawn edge",
         )
     off = {mid: f"{a} -> {b}" for mid, (a, b) in read_back.items() if _undrawn((a, b))}
@@ -100,6 +101,7 @@ def test_runs_move_only_along_drawn_edges(ctx):
             "edges": sorted({f"{a} -> {b}" for a, b in read_back.values()}),
             "undrawn": off,
         },
+        surface="retention-memories",
         note="every status change on read-back (new memories from none) is a drawn edge",
     )
     ctx.check(
@@ -111,6 +113,7 @@ def test_runs_move_only_along_drawn_edges(ctx):
             "readBack": after.status(lone),
             "candidateTwin": after.status(twin),
         },
+        surface="retention-memories",
         note="an active memory older than every window is not expired (only candidates expire)",
     )
     stuck = {mid: [before.status(mid), after.status(mid)] for mid in settled}
@@ -118,5 +121,6 @@ def test_runs_move_only_along_drawn_edges(ctx):
         ID,
         all(a == b for a, b in stuck.values()),
         stuck,
+        surface="retention-memories",
         note="needs_review, compacted, expired and archived memories older than every window do not move",
     )

@@ -5,8 +5,9 @@ import re
 
 import pytest
 
+from conformance.evidence import SURFACES
 from conformance.paths import scenarios_dir
-from conformance.requirements import LEVELS, registry
+from conformance.requirements import LEVELS, aliases, canonical, get, registry
 
 ID_RE = re.compile(r"^[a-z0-9]+(\.[A-Za-z0-9-]+)+$")
 
@@ -31,6 +32,21 @@ def test_registry_entries_are_well_formed():
     for rid, req in registry().items():
         assert ID_RE.match(rid), rid
         assert req.level in LEVELS and req.section and req.sentence, rid
+
+
+def test_every_testable_requirement_names_its_evidence_surfaces():
+    """Each requirement says which surface's observation counts as its evidence (verdict.py)."""
+    for rid, req in registry().items():
+        if req.untestable:
+            assert not req.surfaces, rid
+        else:
+            assert req.surfaces and set(req.surfaces) <= set(SURFACES), rid
+
+
+def test_deprecated_aliases_resolve_to_their_successor():
+    for alias, successor in aliases().items():
+        assert alias not in registry() and canonical(alias) == successor
+        assert get(alias).id == successor
 
 
 def test_scenarios_cite_only_registered_ids():

@@ -15,6 +15,7 @@ from conftest import fresh_postgres_database
 from http_support import assert_envelope, client
 
 from conformance.schemas import validate
+from reference_host.distillation import SAMPLE_SOURCES
 from reference_host.tokens import count_tokens
 
 DISTILL = "/v1/host/sample/memory/distill"
@@ -64,10 +65,13 @@ def test_answer_shape_event_and_index_file(host):
         assert validate("run-event-payloads#/$defs/memoryCompacted", payload) == []
         assert body["indexUpdated"] is True
         index_file = body["indexFile"]
-        assert set(index_file) == {"path", "contentType", "version", "updatedAt", "etag"}
+        metadata = {"path", "contentType", "version", "updatedAt", "etag"}
+        assert set(index_file) == metadata | {"archiveChecksum", "entryCount"}
         assert (index_file["path"], index_file["version"]) == ("MEMORY-INDEX.json", 1)
+        # The echo is a superset, as OpenWOP's in-memory host's: the entry's checksum and count too.
+        assert (index_file["archiveChecksum"], index_file["entryCount"]) == (body["archiveChecksum"], 3)
         read = c.get(INDEX).json()
-        assert {k: v for k, v in read.items() if k != "content"} == index_file
+        assert {k: v for k, v in read.items() if k != "content"} == {k: index_file[k] for k in metadata}
         assert validate("workspace-file", read) == []
         assert validate("memory-index", json.loads(read["content"])) == []
         logged = c.get("/v1/host/events", params={"type": "memory.compacted"}).json()["events"]
@@ -82,8 +86,25 @@ def test_index_emitted_false_and_nothing_to_distill(host):
         assert body["indexUpdated"] is False and "indexFile" not in body
         assert body["event"]["distillation"]["indexUpdated"] is False
         assert_envelope(c.get(INDEX), 404, "not_found")
-        assert_envelope(distill(c, "empty"), 422, "nothing_to_distill")
         assert_envelope(distill(c, "empty", sources=[]), 422, "nothing_to_distill")
+
+
+def test_sample_corpus_for_a_request_naming_nothing(host):
+    """No `sources` and an empty memoryRef: the seam distills SAMPLE_SOURCES (docs/distillation.md)."""
+    with client(host) as c:
+        reply = distill(c, "empty", tokenBudget=8000)
+        assert reply.status_code == 200, reply.text
+        body = reply.json()
+        event = body["event"]
+        assert event["sourceIds"] == ["sample-0", "sample-1", "sample-2"] and event["sourceCount"] == 3
+        archive = c.get(f"{ARCHIVES}/{body['archiveChecksum']}").json()["archive"]
+        assert archive["sources"] == list(SAMPLE_SOURCES)
+        output = c.get(f"/v1/memory/empty/{event['outputId']}").json()
+        assert output["content"] == "\n".join(SAMPLE_SOURCES)
+        # The memoryRef now holds the distilled output, so the next run distills that (not the sample).
+        again = distill(c, "empty").json()["event"]
+        assert again["sourceIds"] == [event["outputId"]]
+        assert_envelope(distill(c, "other", tokenBudget=1), 422, "token_budget_exceeded")
 
 
 def test_memory_snapshot_via_seed(host):

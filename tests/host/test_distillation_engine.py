@@ -18,6 +18,7 @@ from reference_host.database import create_engine, upgrade
 from reference_host.distillation import (
     CANARY,
     INDEX_PATH,
+    SAMPLE_SOURCES,
     DistillationLimits,
     Distiller,
     DistillRequest,
@@ -216,6 +217,19 @@ def test_empty_snapshot_is_nothing_to_distill(make):
         distiller.distill("t1", DistillRequest("r"), NOW)
     with pytest.raises(NothingToDistill):
         distiller.distill("t1", DistillRequest("r", sources=[], include_secret_canary=True), NOW)
+    with pytest.raises(NothingToDistill):  # the sample is for a request naming no sources at all
+        distiller.distill("t1", DistillRequest("r", sources=[], sample_when_empty=True), NOW)
+
+
+def test_sample_corpus_only_when_asked_and_the_memory_ref_is_empty(make):
+    distiller = make()
+    result = distiller.distill("t1", DistillRequest("r", sample_when_empty=True), NOW)
+    assert result.archive["sources"] == list(SAMPLE_SOURCES)
+    assert result.payload["sourceIds"] == ["sample-0", "sample-1", "sample-2"]
+    assert distiller.store.lineage_sources("t1", "r", result.payload["outputId"]) == []
+    # The memoryRef now holds the output: a second run distills it, not the sample.
+    second = distiller.distill("t1", DistillRequest("r", sample_when_empty=True), NOW)
+    assert second.payload["sourceIds"] == [result.payload["outputId"]]
 
 
 def test_explicit_sources_get_synthetic_ids_and_no_lineage(make):

@@ -198,3 +198,62 @@ def test_seams_are_off_by_default(start_host):
         assert_envelope(c.post("/v1/test/memory/seed", json={}), 404, "not_found")
         assert_envelope(c.post("/v1/test/memory/compact", json={}), 404, "not_found")
         assert c.get("/v1/memory/r").status_code == 200
+
+
+# -- the fault modes of issue 8 do what their names say (so the scenarios' verdicts on them mean it) ----
+
+
+def test_fault_no_read_route_no_event_log_unmounts_both(start_host):
+    host = start_host("no-read-route-no-event-log")
+    with client(host) as c:
+        assert seed(c, "r", {"id": "a", "content": "x"}).status_code == 201
+        assert c.get("/v1/memory/r").status_code in (404, 405)
+        assert c.get("/v1/memory/r/a").status_code in (404, 405)
+        assert c.get("/v1/host/events").status_code == 404
+
+
+def test_fault_seed_drops_expires_at(start_host):
+    host = start_host("seed-drops-expires-at")
+    past = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    with client(host) as c:
+        assert seed(c, "r", {"id": "old", "content": "x", "expiresAt": past}).status_code == 201
+        entry = c.get("/v1/memory/r/old").json()
+        assert entry["id"] == "old" and "expiresAt" not in entry
+
+
+def test_fault_coerce_loose_inputs_repairs_values_before_the_strict_routes(start_host):
+    host = start_host("coerce-loose-inputs")
+    with client(host) as c:
+        reply = seed(c, "r", {"id": "seven", "content": 7}, {"id": "none"})
+        assert reply.status_code == 201 and reply.json()["plantedIds"] == ["seven"], reply.text
+        assert c.get("/v1/memory/r/seven").json()["content"] == "7"
+        for loose in ({"tokenBudget": "8000"}, {"tokenBudget": 0}):
+            body = {"memoryRef": "d", "sources": ["a note"], **loose}
+            assert c.post("/v1/host/sample/memory/distill", json=body).status_code == 200, loose
+        body = {"memoryRef": "d", "sources": "a note as a string"}
+        assert c.post("/v1/host/sample/memory/distill", json=body).status_code == 200
+        # What the spec asks stays refused: malformed JSON, a missing required field.
+        assert_envelope(c.post("/v1/test/memory/compact", json={}), 400, "validation_error")
+        raw = c.post(
+            "/v1/host/sample/memory/distill",
+            content=b'{"memoryRef": ',
+            headers={"Content-Type": "application/json"},
+        )
+        assert_envelope(raw, 400, "validation_error")
+
+
+def test_fault_distill_unauthenticated_opens_only_the_distill_seam(start_host):
+    host = start_host("distill-unauthenticated")
+    with client(host, "") as anonymous:
+        reply = anonymous.post(
+            "/v1/host/sample/memory/distill", json={"memoryRef": "d", "sources": ["a note"]}
+        )
+        assert reply.status_code == 200, reply.text
+        assert_envelope(anonymous.post("/v1/test/memory/compact", json={"memoryRef": "d"}), 401)
+    with client(host, "wrong-key") as wrong:
+        assert_envelope(wrong.post("/v1/host/sample/memory/distill", json={"memoryRef": "d"}), 401)
+
+
+def test_fault_no_memory_family(start_host):
+    doc = httpx.get(start_host("no-memory-family").url + "/.well-known/openwop").json()
+    assert "memory" not in doc and "memory" not in doc.get("capabilities", {})

@@ -1,4 +1,5 @@
-"""A hanging, crashing, HTML-speaking or absent host gives ERROR or exit 2, never a hang or a traceback."""
+"""A hanging, unavailable, HTML-speaking or absent host gives ERROR or exit 2, never a hang or a
+traceback; a host answering 500 to well-formed requests FAILs what they exercise."""
 
 import asyncio
 import json
@@ -51,6 +52,8 @@ def _app(behaviour: str) -> Starlette:
             await asyncio.sleep(30)
         if behaviour == "crash":
             return PlainTextResponse("Internal Server Error", status_code=500)
+        if behaviour == "unavailable":
+            return PlainTextResponse("Service Unavailable", status_code=503)
         return HTMLResponse("<html><body><h1>Login</h1></body></html>")
 
     methods = ["GET", "POST", "PUT", "DELETE"]
@@ -91,7 +94,7 @@ def bad_host():
         thread.join(5)
 
 
-@pytest.mark.parametrize("behaviour", ["hang", "crash", "html"])
+@pytest.mark.parametrize("behaviour", ["hang", "unavailable", "html"])
 def test_transport_trouble_is_error_not_a_hang_or_traceback(behaviour, bad_host, run_suite):
     host = bad_host(behaviour)
     started = time.monotonic()
@@ -106,9 +109,25 @@ def test_transport_trouble_is_error_not_a_hang_or_traceback(behaviour, bad_host,
     assert not {k for k, v in outcomes.items() if v == "FAIL"} - {"discovery.document-valid"}, outcomes
     assert "Traceback" not in run.output
     reasons = " ".join(r.get("reason") or "" for r in run.bundle["requirements"])
-    expected = {"hang": "timeout", "crash": "answered 500", "html": "expected JSON"}[behaviour]
+    expected = {"hang": "timeout", "unavailable": "answered 503", "html": "expected JSON"}[behaviour]
     assert expected in reasons, reasons[:2000]
     assert time.monotonic() - started < 240
+
+
+def test_a_host_answering_500_fails_what_its_seams_exercise(bad_host, run_suite):
+    """500 to a well-formed request is the host failing the operation (issue 8 §4): FAIL, with the
+    status and message as evidence; not transport trouble."""
+    run = run_suite("--request-timeout", "1", host=bad_host("crash"), timeout=300)
+    assert run.bundle is not None, run.output[-3000:]
+    assert run.exit_code == 1, run.output[-3000:]
+    outcomes = run.outcomes()
+    assert outcomes["discovery.document-valid"] == "PASS"
+    failed = {k for k, v in outcomes.items() if v == "FAIL"}
+    assert {"rfc0012.B.event-schema", "rfc0012.D.no-secret-echo", "p11.seam.reachable"} <= failed, outcomes
+    assert {"p11.compaction.lineage", "p11.retrieval.counters"} <= failed, outcomes
+    rows = {row["id"]: row for row in run.bundle["requirements"]}
+    assert "host answered 500 ('Internal Server Error')" in rows["rfc0012.B.event-schema"]["reason"]
+    assert "Traceback" not in run.output
 
 
 @pytest.mark.parametrize("behaviour", ["html-discovery", "unreachable"])

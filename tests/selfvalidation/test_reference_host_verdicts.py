@@ -25,6 +25,9 @@ def assert_all_pass(run):
     assert run.exit_code == 0, run.output[-3000:]
     for row in run.bundle["requirements"]:
         assert row["assertions"] > 0, row["id"]
+        # The reference host offers every surface: each evidence surface the registry names for a
+        # requirement is observed by some check (registry and checks stay in step).
+        assert set(row["surfaces"]) <= set(row["surfacesObserved"]), (row["id"], row["surfacesObserved"])
     # Every testable requirement has a row (a scenario ran it); the MAY 'advertised' one included.
     assert set(run.outcomes()) == _testable_ids()
 
