@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import json
 from typing import Annotated, Any
-from urllib.parse import unquote
 
 from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
-from starlette.responses import Response
 
 from reference_host.archives import ArchiveStore
 from reference_host.body_rewrite import BodyRewrite
@@ -26,35 +23,31 @@ from reference_host.database import create_engine, upgrade
 from reference_host.deps import Tenant, check_size
 from reference_host.discovery import discovery_document, tokenizer_name
 from reference_host.distillation import DistillationLimits, Distiller
-from reference_host.errors import ApiError, envelope, install_error_handlers
-from reference_host.models import CompactRequest, PutEntryRequest, SecretRequest, SeedRequest
+from reference_host.edge import Edge
+from reference_host.errors import ApiError, install_error_handlers
+from reference_host.models import (
+    MAX_SEQUENCE,
+    MEMORY_ENTRY_PATH,
+    MEMORY_LIST_PATH,
+    CompactRequest,
+    MemoryEntryRoute,
+    MemoryListRoute,
+    PutEntryRequest,
+    SecretRequest,
+    SeedRequest,
+    UrlCheck,
+    memory_path,
+)
+from reference_host.openapi import install_openapi
+from reference_host.pages import MAX_CURSOR_LENGTH, MAX_ENTRIES_PAGE, memory_entries_page, page_body, paged
 from reference_host.redaction import Redactor
 from reference_host.routes_distillation import mount_distillation
 from reference_host.routes_retention import mount_retention
 from reference_host.scheduler import DistillScheduler
-from reference_host.store import DuplicateEntry, MemoryStore, NewEntry
+from reference_host.store import CompactionInProgress, DuplicateEntry, MemoryStore, NewEntry
 from reference_host.workspace import WorkspaceStore
 
-
-class _BodyLimit(BaseHTTPMiddleware):
-    """Refuse oversize bodies before they are read, with the flat envelope."""
-
-    def __init__(self, app: Any, config: HostConfig) -> None:
-        super().__init__(app)
-        self.config = config
-
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.config.max_request_bytes):
-            body = envelope(
-                "payload_too_large",
-                "The request body exceeds the host's limit.",
-                {"maxRequestBodyBytes": self.config.max_request_bytes},
-                self.config.faults,
-            )
-            return JSONResponse(body, status_code=413)
-        return await call_next(request)
-
+DISCOVERY_PATH = "/.well-known/openwop"
 
 _LOOSE_INPUT_PATHS = ("/v1/host/sample/memory/distill", "/v1/test/memory/seed")
 
@@ -120,6 +113,7 @@ def create_app(config: HostConfig) -> FastAPI:
     )
     app = FastAPI(title="OpenWOP reference host", version="0.1.0", docs_url=None, redoc_url=None)
     app.state.config = config
+    app.state.engine = engine
     app.state.store = store
     app.state.distiller = distiller
     app.state.archives = archives
@@ -130,12 +124,13 @@ def create_app(config: HostConfig) -> FastAPI:
         if config.distill_cron
         else None
     )
-    app.add_middleware(_BodyLimit, config=config)
+    app.add_middleware(UrlCheck, faults=faults)
     if "coerce-loose-inputs" in faults:
         app.add_middleware(BodyRewrite, matches=_loose_input_route, rewrite=_coerced)
     install_error_handlers(app, faults)
+    install_openapi(app, config)
 
-    @app.get("/.well-known/openwop")
+    @app.get(DISCOVERY_PATH)
     def discovery() -> JSONResponse:
         return JSONResponse(discovery_document(config), headers={"Cache-Control": "public, max-age=300"})
 
@@ -147,7 +142,6 @@ def create_app(config: HostConfig) -> FastAPI:
     if "no-read-route-no-event-log" not in faults:
         _mount_reads(app, config, store)
 
-    @app.put("/v1/memory/{rest:path}", status_code=201)
     def put_memory(request: Request, tenant: Tenant, body: PutEntryRequest) -> dict[str, Any]:
         """Host-extension write: the ordinary put path, with the SR-1 harness on content and tags."""
         memory_ref, entry_id = _memory_path(request)
@@ -172,6 +166,13 @@ def create_app(config: HostConfig) -> FastAPI:
         assert stored is not None
         return stored.wire()
 
+    app.router.add_api_route(
+        MEMORY_ENTRY_PATH, put_memory, methods=["PUT"], status_code=201, route_class_override=MemoryEntryRoute
+    )
+
+    # Added last, so it is the outermost layer: before the body rewrites, every route, every body.
+    public = (DISCOVERY_PATH, app.openapi_url or "")
+    app.add_middleware(Edge, config=config, public_paths=public, routes=lambda: app.router.routes)
     return app
 
 
@@ -183,32 +184,45 @@ def _mount_reads(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
     def event_log(
         tenant: Tenant,
         type: Annotated[str | None, Query(max_length=128)] = None,
-        after: Annotated[int, Query(ge=0)] = 0,
+        after: Annotated[int, Query(ge=0, le=MAX_SEQUENCE)] = 0,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     ) -> dict[str, Any]:
         rows = store.list_events(tenant, type_=type, after=after, limit=limit)
         return {"events": rows, "lastSequence": rows[-1]["sequence"] if rows else after}
 
-    @app.get("/v1/memory/{rest:path}")
     def read_memory(
         request: Request,
         tenant: Tenant,
-        limit: Annotated[int, Query(ge=0, le=500)] = 100,
+        limit: Annotated[int, Query(ge=1, le=MAX_ENTRIES_PAGE)] = 100,
         tag: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_LENGTH)] = None,
     ) -> dict[str, Any]:
         memory_ref, entry_id = _memory_path(request)
         scope = None if "tenant-leak-read" in faults else tenant
         now = config.clock()
         expired = "ttl-ignored-on-read" in faults
         if entry_id is None:
-            entries = store.list_entries(
-                scope, memory_ref, now, limit=limit or None, tag=tag, include_expired=expired
+            page = paged(
+                memory_entries_page,
+                store.engine,
+                scope,
+                memory_ref,
+                now,
+                limit=limit,
+                max_bytes=config.max_page_bytes,
+                tag=tag,
+                include_expired=expired,
+                cursor=cursor,
             )
-            return {"entries": [e.wire() for e in entries]}
+            return page_body("entries", [e.wire() for e in page.items], page.next_cursor)
         entry = store.get_entry(scope, memory_ref, entry_id, now, include_expired=expired)
         if entry is None:
             raise ApiError(404, "not_found", "memory entry not found")
         return entry.wire()
+
+    # One handler, two shapes routed on the raw path (models.MemoryListRoute): an encoded `/` stays put.
+    for path, route in ((MEMORY_LIST_PATH, MemoryListRoute), (MEMORY_ENTRY_PATH, MemoryEntryRoute)):
+        app.router.add_api_route(path, read_memory, methods=["GET"], route_class_override=route)
 
 
 def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor: Compactor) -> None:
@@ -258,6 +272,8 @@ def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor
             raise ApiError(
                 422, "nothing_to_compact", "Fewer than two live entries under this memoryRef."
             ) from None
+        except CompactionInProgress as exc:
+            raise ApiError(409, "compaction_in_progress", f"{exc}; retry the compaction.") from None
         event_type = "memory.compaction" if "event-wrong-type" in faults else "memory.compacted"
         return {
             "type": event_type,
@@ -273,12 +289,14 @@ def _mount_seams(app: FastAPI, config: HostConfig, store: MemoryStore, compactor
 
 def _memory_path(request: Request) -> tuple[str, str | None]:
     """Split `/v1/memory/{ref}[/{id}]` on the raw path, so an encoded `/` stays inside a segment."""
-    raw = request.scope.get("raw_path", b"").decode("latin-1").split("?", 1)[0]
-    segments = raw.removeprefix("/v1/memory/").split("/")
-    if not segments or not segments[0] or len(segments) > 2 or (len(segments) == 2 and not segments[1]):
-        raise ApiError(404, "not_found", "Expected /v1/memory/{memoryRef} or /v1/memory/{memoryRef}/{id}.")
-    decoded = [unquote(s, errors="strict") for s in segments]
-    return decoded[0], (decoded[1] if len(decoded) == 2 else None)
+    try:
+        return memory_path(request.scope.get("raw_path", b""))
+    except LookupError:
+        raise ApiError(
+            404, "not_found", "Expected /v1/memory/{memoryRef} or /v1/memory/{memoryRef}/{id}."
+        ) from None
+    except ValueError as exc:
+        raise ApiError(400, "validation_error", str(exc), {"field": exc.args[1]}) from None
 
 
 def _parse_time(text: str, field: str) -> Any:

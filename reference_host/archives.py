@@ -15,6 +15,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from reference_host.clock import to_wire
+from reference_host.database import write_transaction
 from reference_host.tables import distillation_archives
 
 
@@ -101,7 +102,7 @@ class ArchiveStore:
     def collect(self, now: datetime) -> int:
         """Mark every archive past its retention collected; returns how many were collected."""
         stamp = to_wire(now)
-        with self.engine.begin() as conn:
+        with write_transaction(self.engine) as conn:
             result = conn.execute(
                 distillation_archives.update()
                 .where(

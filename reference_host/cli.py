@@ -53,6 +53,14 @@ def serve(
         Path | None,
         typer.Option(help="Retention config.yaml (default: the bundled one, the document's defaults)."),
     ] = None,
+    header_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds a connection may take to send its request head (then 408)."),
+    ] = HostConfig.header_timeout,
+    max_connections: Annotated[
+        int,
+        typer.Option(min=1, help="Concurrent connections served; a request past the bound answers 503."),
+    ] = HostConfig.max_connections,
 ) -> None:
     """Serve the host until interrupted."""
     if not api_key:
@@ -96,6 +104,8 @@ def serve(
         distill_cron=distill_cron,
         distill_budget=distill_budget,
         retention=retention,
+        header_timeout=header_timeout,
+        max_connections=max_connections,
     )
     serve_forever(config, host, port)
 

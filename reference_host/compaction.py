@@ -93,6 +93,12 @@ class Compactor:
         )
 
     def compact(self, tenant: str, memory_ref: str, now: datetime) -> CompactionResult:
+        """Read the oldest live sources, derive the output, then claim and write in one transaction.
+
+        The read takes no lock (the harness runs outside any transaction); the claim re-checks every
+        source under the memoryRef's lock, so a run whose sources a concurrent run took first raises
+        `store.CompactionInProgress` and writes nothing.
+        """
         scope_tenant = None if "tenant-leak-compaction" in self.faults else tenant
         sources = self.store.list_entries(
             scope_tenant,
@@ -123,10 +129,16 @@ class Compactor:
                 trigger=self.limits.trigger,
                 event_payload=None if "event-not-logged" in self.faults else payload,
                 persist_output="output-not-persisted" not in self.faults,
+                claim_ids=self._own(tenant, sources) if scope_tenant is None else None,
             ),
             now,
         )
         return CompactionResult(payload=payload, output_content=content, output_tags=tags)
+
+    @staticmethod
+    def _own(tenant: str, sources: list[Entry]) -> list[str]:
+        """Fault `tenant-leak-compaction` only: the caller's own sources, the only ones it can claim."""
+        return [s.entry_id for s in sources if s.tenant_id == tenant]
 
     def _persisted(self, content: str, sources: list[Entry]) -> str:
         """What is written; equal to the echoed content unless a fault mode says otherwise."""

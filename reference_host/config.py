@@ -22,7 +22,7 @@ class HostConfig:
     max_entry_size_bytes: int = MAX_ENTRY_SIZE_BYTES
     max_input_entries: int = 1000
     max_output_bytes: int = MAX_ENTRY_SIZE_BYTES
-    max_request_bytes: int = 16 * 1024 * 1024
+    max_request_bytes: int = 16 * 1024 * 1024  # counted as the body arrives, chunked or not (edge.py)
     max_seed_entries: int = 10_000
     # RFC 0062 distillation and the RFC 0059 workspace it writes its index to
     max_token_budget: int = 8000
@@ -30,5 +30,10 @@ class HostConfig:
     workspace_max_file_bytes: int = 1024 * 1024
     distill_cron: str | None = None  # crontab expression (UTC); None: no scheduled distillation
     distill_budget: int | None = None  # budget of scheduled runs; None: max_token_budget
+    # The HTTP edge against slow or hostile clients (edge.py, protocol.py; docs/host-extensions.md)
+    header_timeout: float = 10.0  # seconds a connection may take to send a complete request head
+    max_connections: int = 512  # concurrent connections; a request over the bound answers 503
+    max_head_bytes: int = 64 * 1024  # request line + headers (the longest valid memory URL fits)
+    max_page_bytes: int = 1024 * 1024  # content bytes one listing page carries (at least one item)
     # Phase 11 retention lifecycle (docs/retention.md): config.yaml, advertised in discovery
     retention: RetentionConfig = field(default_factory=RetentionConfig)

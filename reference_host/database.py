@@ -1,7 +1,11 @@
-"""Engine creation and versioned schema upgrades (Alembic), for SQLite files and PostgreSQL."""
+"""Engine creation, write transactions, locks, and versioned schema upgrades (Alembic), for SQLite
+files and PostgreSQL."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -11,24 +15,87 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+LOCK_TIMEOUT_SECONDS = 30  # how long a writer waits for a lock before its request is refused
+_WRITE_LOCK = "openwop_write_lock"  # execution option: begin this SQLite transaction IMMEDIATE
+_RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock detected
+_LOCK_TIMEOUT_SQLSTATES = frozenset({"55P03"})  # lock_not_available (lock_timeout expired)
 
 
 def create_engine(database_url: str) -> sa.Engine:
-    """An engine for `database_url`; SQLite gets foreign keys on and a generous lock timeout."""
+    """An engine for `database_url`; SQLite gets foreign keys on, WAL, real BEGINs and a lock timeout."""
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url.removeprefix("postgresql://")
     if database_url.startswith("sqlite"):
-        engine = sa.create_engine(database_url, connect_args={"timeout": 30, "check_same_thread": False})
-
-        @sa.event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-            cursor = dbapi_connection.cursor()
-            cursor.execute("PRAGMA foreign_keys=ON")
-            cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.close()
-
+        engine = sa.create_engine(
+            database_url, connect_args={"timeout": LOCK_TIMEOUT_SECONDS, "check_same_thread": False}
+        )
+        sa.event.listen(engine, "connect", _sqlite_connect)
+        sa.event.listen(engine, "begin", _sqlite_begin)
         return engine
     return sa.create_engine(database_url, pool_pre_ping=True)
+
+
+def _sqlite_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    """pysqlite's legacy mode BEGINs only before DML, so a read-then-write transaction read outside
+    it; SQLAlchemy emits every BEGIN instead (`_sqlite_begin`), see its SQLite transactions notes."""
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.close()
+
+
+def _sqlite_begin(conn: sa.Connection) -> None:
+    """BEGIN IMMEDIATE for `write_transaction` (the write lock up front, so a transaction that reads
+    and then writes never fails to upgrade its lock); a plain deferred BEGIN for everything else."""
+    immediate = conn.get_execution_options().get(_WRITE_LOCK, False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
+    """A transaction for work that reads what it is about to write (claims, id checks, runs).
+
+    SQLite: BEGIN IMMEDIATE takes the database's single write lock first, so concurrent writers
+    queue (up to LOCK_TIMEOUT_SECONDS) instead of failing on a stale read. PostgreSQL: an ordinary
+    transaction; callers serialise on what they claim with `advisory_lock` or row locks.
+    """
+    with engine.connect() as conn:
+        conn.execution_options(**{_WRITE_LOCK: True})
+        with conn.begin():
+            yield conn
+
+
+def advisory_lock(conn: sa.Connection, *scope: str, timeout: bool = False) -> None:
+    """Serialise transactions on `scope` (e.g. "claim", tenant, memoryRef) until this one ends.
+
+    PostgreSQL: a transaction-scoped advisory lock on a 64-bit hash of the scope; with `timeout`,
+    waiting longer than LOCK_TIMEOUT_SECONDS raises (see `is_lock_timeout`). SQLite: nothing to do,
+    a `write_transaction` already holds the one write lock.
+    """
+    if conn.dialect.name != "postgresql":
+        return
+    if timeout:
+        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT_SECONDS}s'")
+    digest = hashlib.sha256("\x00".join(scope).encode("utf-8")).digest()
+    key = int.from_bytes(digest[:8], "big", signed=True)
+    conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
+
+
+def _sqlstate(exc: BaseException) -> str | None:
+    return getattr(getattr(exc, "orig", None), "sqlstate", None)
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """The database aborted the transaction to break a deadlock or a serialization conflict: rerun it."""
+    return isinstance(exc, sa.exc.DBAPIError) and _sqlstate(exc) in _RETRYABLE_SQLSTATES
+
+
+def is_lock_timeout(exc: BaseException) -> bool:
+    """A lock wait ran out: PostgreSQL's lock_timeout, or SQLite's busy timeout ("database is locked")."""
+    if not isinstance(exc, sa.exc.OperationalError):
+        return False
+    return _sqlstate(exc) in _LOCK_TIMEOUT_SQLSTATES or "database is locked" in str(exc.orig)
 
 
 def _alembic_config(connection: sa.Connection) -> Config:
@@ -40,7 +107,8 @@ def _alembic_config(connection: sa.Connection) -> Config:
 
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     """Bring the schema to `revision`; safe to call on every start (idempotent)."""
-    with engine.begin() as connection:
+    with write_transaction(engine) as connection:
+        advisory_lock(connection, "migrations")  # two hosts starting on one PostgreSQL database
         command.upgrade(_alembic_config(connection), revision)
 
 

@@ -12,14 +12,16 @@ from reference_host.errors import ApiError
 DISTILL_SEAM = "/v1/host/sample/memory/distill"
 
 
-def tenant_of(request: Request) -> str:
-    """The caller's tenant from its bearer key; every store call is scoped by it."""
-    config: HostConfig = request.app.state.config
-    header = request.headers.get("authorization", "")
+def authenticate(config: HostConfig, header: str, path: str) -> str:
+    """The tenant a request's `Authorization` header names, or a 401 `ApiError`.
+
+    One function for both callers: the HTTP edge (reference_host/edge.py), which runs it before any
+    body is read, and `tenant_of`, which hands the tenant to the routes.
+    """
     scheme, _, key = header.partition(" ")
     if not header and "seams-unauthenticated" in config.faults:
         return next(iter(config.api_keys.values()))
-    if not header and "distill-unauthenticated" in config.faults and request.url.path == DISTILL_SEAM:
+    if not header and "distill-unauthenticated" in config.faults and path == DISTILL_SEAM:
         return next(iter(config.api_keys.values()))
     if scheme.lower() != "bearer" or not key.strip():
         raise ApiError(401, "unauthenticated", "A bearer API key is required.")
@@ -27,6 +29,12 @@ def tenant_of(request: Request) -> str:
     if tenant is None:
         raise ApiError(401, "unauthenticated", "The API key is not recognised.")
     return tenant
+
+
+def tenant_of(request: Request) -> str:
+    """The caller's tenant from its bearer key; every store call is scoped by it."""
+    config: HostConfig = request.app.state.config
+    return authenticate(config, request.headers.get("authorization", ""), request.url.path)
 
 
 Tenant = Annotated[str, Depends(tenant_of)]

@@ -17,6 +17,9 @@ The contract is docs/distillation.md. A run:
 6. writes, in ONE transaction: the archive (idempotent), the output MemoryEntry, the sources'
    lineage (when they are memory entries), the index file's next version with its
    `workspace.updated` event, and the `memory.compacted` event with the `distillation` sub-object.
+   The transaction first takes the memoryRef's lock and claims the snapshot's entries, re-checking
+   that each is still unclaimed: a concurrent run that claimed any of them first makes this one
+   fail with `CompactionInProgress`, writing nothing (each source ends up in exactly one output).
    A concurrent writer of the same index version makes the transaction retry from a fresh read.
 """
 
@@ -36,9 +39,17 @@ import sqlalchemy as sa
 from reference_host.archives import ArchiveStore
 from reference_host.clock import to_wire
 from reference_host.compaction import SOURCE_IDS_LIMIT, truncate_utf8
+from reference_host.database import is_retryable, write_transaction
 from reference_host.faults import Faults
 from reference_host.harness import SEPARATOR, Harness, Switches
-from reference_host.store import DISTILLED_TAG, CompactionWrite, MemoryStore, NewEntry
+from reference_host.store import (
+    DISTILLED_TAG,
+    CompactionWrite,
+    MemoryStore,
+    NewEntry,
+    claiming,
+    lock_scope,
+)
 from reference_host.tokens import DEFAULT_TOKENIZER, count_tokens
 from reference_host.workspace import WorkspaceFile, WorkspaceStore
 
@@ -357,11 +368,16 @@ class Distiller:
         index_entry: dict[str, object] | None,
         now: datetime,
     ) -> WorkspaceFile | None:
-        """Archive, index, output entry, lineage and events: all in one transaction, or none."""
+        """Archive, index, output entry, lineage and events: all in one transaction, or none.
+
+        Locks in a fixed order, the memoryRef's (when the run claims entries) before the index's.
+        """
         stamp = to_wire(now)
         for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
             try:
-                with self.store.engine.begin() as conn:
+                with claiming(), write_transaction(self.store.engine) as conn:
+                    if write.claims():
+                        lock_scope(conn, tenant, write.memory_ref)
                     if index_entry is not None:
                         self.workspace.lock(conn, tenant, INDEX_PATH)
                     if "archive-not-stored" not in self.faults:
@@ -379,11 +395,12 @@ class Distiller:
                         index_file = self._update_index(conn, tenant, write.memory_ref, index_entry, now)
                     self.store.write_compaction_in(conn, write, stamp)
                 return index_file
-            except (sa.exc.IntegrityError, sa.exc.OperationalError):
+            except sa.exc.DBAPIError as exc:
                 # Index writers are serialised by the lock; what is left is the rare race the lock
-                # does not cover (the same archive inserted twice at once, a lock timeout). Start
-                # over from a fresh read: nothing of this attempt was committed.
-                if attempt == TRANSACTION_ATTEMPTS:
+                # does not cover (the same archive inserted twice at once, a deadlock the database
+                # broke). Start over from a fresh read: nothing of this attempt was committed.
+                transient = isinstance(exc, sa.exc.IntegrityError) or is_retryable(exc)
+                if not transient or attempt == TRANSACTION_ATTEMPTS:
                     raise
                 log.info("distillation transaction conflict, retrying (attempt %d)", attempt)
         raise AssertionError("unreachable")

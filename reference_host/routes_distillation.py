@@ -29,6 +29,8 @@ from reference_host.distillation import (
 from reference_host.errors import ApiError
 from reference_host.faults import Faults
 from reference_host.models import DistillBody
+from reference_host.pages import MAX_ARCHIVES_PAGE, MAX_CURSOR_LENGTH, archives_page, page_body, paged
+from reference_host.store import CompactionInProgress
 from reference_host.workspace import WorkspaceStore, WorkspaceTooLarge, valid_path
 
 CHECKSUM_PATTERN = re.compile(r"^[0-9a-fA-F]{64}$")  # uppercase is accepted so a fault mode stays readable
@@ -57,6 +59,8 @@ def mount_distillation(
         )
         try:
             result = distiller.distill(tenant, request, config.clock())
+        except CompactionInProgress as exc:
+            raise ApiError(409, "compaction_in_progress", f"{exc}; retry the distillation.") from None
         except NothingToDistill:
             raise ApiError(
                 422, "nothing_to_distill", "`sources` is empty: there is nothing to distill."
@@ -129,12 +133,11 @@ def mount_archive_routes(app: FastAPI, archives: ArchiveStore, faults: Faults) -
     def list_archives(
         tenant: Tenant,
         memoryRef: Annotated[str, Query(min_length=1, max_length=1500)],
+        limit: Annotated[int, Query(ge=1, le=MAX_ARCHIVES_PAGE)] = 100,
+        cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_LENGTH)] = None,
     ) -> dict[str, Any]:
-        return {
-            "archives": [
-                {"checksum": a.checksum, "createdAt": a.created_at} for a in archives.list(tenant, memoryRef)
-            ]
-        }
+        page = paged(archives_page, archives.engine, tenant, memoryRef, limit=limit, cursor=cursor)
+        return page_body("archives", page.items, page.next_cursor)
 
 
 def mount_workspace_route(app: FastAPI, workspace: WorkspaceStore, faults: Faults) -> None:

@@ -11,18 +11,25 @@ from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
 from fastapi import FastAPI, Path, Query
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from reference_host.body_rewrite import BodyRewrite
 from reference_host.clock import from_wire, to_wire
 from reference_host.config import HostConfig
 from reference_host.deps import Tenant
 from reference_host.errors import ApiError
-from reference_host.models import Text, _Strict
+from reference_host.models import NO_NUL, JsonInteger, Text, Timestamp, _Strict
+from reference_host.pages import MAX_CURSOR_LENGTH, MAX_LIFECYCLE_PAGE, lifecycle_page, paged
 from reference_host.retention import diagnostics, retrieval, store
 from reference_host.retention.branches import BranchState
 from reference_host.retention.config import RetentionConfig, config_document
-from reference_host.retention.engine import RestoreError, RetentionConflict, restore, run_retention
+from reference_host.retention.engine import (
+    RestoreError,
+    RetentionConflict,
+    RetentionRunInProgress,
+    restore,
+    run_retention,
+)
 from reference_host.retention.report import report_to_wire
 from reference_host.retention.states import Status
 
@@ -31,19 +38,11 @@ MAX_SEED_MEMORIES = 5000
 DISCOVERY_KEY = "x-host-openwop-conformance-memory-retention"
 
 
-def _timestamp(text: str) -> str:
-    """RFC 3339 with an offset, normalised to the host's UTC millisecond form."""
-    try:
-        return to_wire(from_wire(text))
-    except ValueError:
-        raise ValueError("must be an RFC 3339 date-time with an offset") from None
-
-
-Timestamp = Annotated[str, AfterValidator(_timestamp)]
 StatusName = Literal[
     "candidate", "active", "stale", "superseded", "needs_review", "archived", "compacted", "expired"
 ]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=36, pattern=r"^[^\x00-\x1f]+$")]
+BranchName = Annotated[str, StringConstraints(min_length=1, max_length=256, pattern=NO_NUL)]
 
 
 class SeedMemory(_Strict):
@@ -53,7 +52,7 @@ class SeedMemory(_Strict):
     title: Annotated[Text, StringConstraints(max_length=512)] = ""
     summary: Annotated[Text, StringConstraints(max_length=65536)] = ""
     parentId: Name | None = None
-    branch: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    branch: BranchName | None = None
     branchScope: Literal["global", "current_branch"] = "global"
     branchPromotionEligible: bool = False
     underReview: bool = False
@@ -64,7 +63,7 @@ class SeedMemory(_Strict):
     previousStatus: StatusName | None = None
     compactedIntoId: Name | None = None
     lastRetrievedAt: Timestamp | None = None
-    retrievalCount: Annotated[int, Field(ge=0, le=2**31 - 1)] = 0
+    retrievalCount: Annotated[int, Field(ge=0, le=2**31 - 1), JsonInteger] = 0
     expiresAt: Timestamp | None = None
     expiryReason: Annotated[Text, StringConstraints(max_length=512)] | None = None
 
@@ -81,13 +80,13 @@ class SeedBody(_Strict):
 
 
 class MergedBranch(_Strict):
-    name: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    name: BranchName
     mergedAt: Timestamp | None = None
 
 
 class BranchBody(_Strict):
-    mainline: Annotated[str, StringConstraints(min_length=1, max_length=256)] = "main"
-    current: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    mainline: BranchName = "main"
+    current: BranchName | None = None
     branches: list[MergedBranch] = Field(max_length=10_000)
 
 
@@ -107,8 +106,8 @@ class RetrieveBody(_Strict):
     query: Annotated[Text, StringConstraints(max_length=4096)]
     now: Timestamp
     deep: bool = False
-    branch: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
-    limit: Annotated[int, Field(ge=1, le=100)] = 20
+    branch: BranchName | None = None
+    limit: Annotated[int, Field(ge=1, le=100), JsonInteger] = 20
 
 
 Project = Annotated[str, Path(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f/]+$")]
@@ -208,9 +207,16 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None
         return {"seeded": len(planted), "ids": planted}
 
     @app.get(f"{base}/memories")
-    def list_memories(tenant: Tenant, project: Project) -> dict[str, Any]:
+    def list_memories(
+        tenant: Tenant,
+        project: Project,
+        limit: Annotated[int, Query(ge=1, le=MAX_LIFECYCLE_PAGE)] = 1000,
+        cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_LENGTH)] = None,
+    ) -> dict[str, Any]:
+        """One page of the project's memories and their relations (docs/host-extensions.md, "Paging")."""
         scope = None if "retention-tenant-leak" in faults else tenant
-        return store.listing(engine, tenant_id=scope, project=project)
+        bound = {"limit": limit, "max_bytes": config.max_page_bytes, "cursor": cursor}
+        return paged(lifecycle_page, engine, scope, project, **bound).wire()
 
     @app.get(f"{base}/memories/{{memory_id}}")
     def get_memory(
@@ -243,6 +249,8 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None
                 branches=branches,
                 faults=faults,
             )
+        except RetentionRunInProgress as exc:
+            raise ApiError(409, "retention_run_in_progress", str(exc)) from None
         except RetentionConflict as exc:
             raise ApiError(409, "conflict", str(exc)) from None
         return report_to_wire(report)
@@ -266,6 +274,8 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None
             if store.get(engine, tenant_id=tenant, project=project, memory_id=body.memoryId) is None:
                 raise ApiError(404, "not_found", "No memory with this id in this project.") from None
             raise ApiError(409, "not_restorable", str(exc)) from None
+        except RetentionRunInProgress as exc:
+            raise ApiError(409, "retention_run_in_progress", str(exc)) from None
         except RetentionConflict as exc:
             raise ApiError(409, "conflict", str(exc)) from None
         return report_to_wire(report)

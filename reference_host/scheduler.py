@@ -23,7 +23,7 @@ from apscheduler.triggers.cron import CronTrigger
 from reference_host.archives import ArchiveStore
 from reference_host.clock import Clock
 from reference_host.distillation import Distiller, DistillRequest, NothingToDistill, TokenBudgetExceeded
-from reference_host.store import MemoryStore
+from reference_host.store import CompactionInProgress, MemoryStore
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +107,8 @@ class DistillScheduler:
             request = DistillRequest(memory_ref=memory_ref, token_budget=self.budget, max_entries=limit)
             try:
                 result = self.distiller.distill(tenant, request, self.clock())
-            except NothingToDistill:
-                return None
+            except (NothingToDistill, CompactionInProgress):
+                return None  # nothing left, or a request is distilling it right now: the next tick
             except TokenBudgetExceeded:
                 size = limit if limit is not None else self._snapshot_size(tenant, memory_ref)
                 if size <= 1:

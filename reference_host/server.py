@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from fastapi import FastAPI
 
 from reference_host.app import create_app
 from reference_host.config import HostConfig
+from reference_host.protocol import protocol_class
 
 
 @dataclass
@@ -26,6 +28,9 @@ class RunningHost:
         self.thread.join(timeout)
         if self.app is not None:
             stop_background(self.app)
+            engine = getattr(self.app.state, "engine", None)
+            if engine is not None:
+                engine.dispose()  # pooled connections would otherwise outlive the host
 
 
 def start_background(app: FastAPI) -> None:
@@ -41,6 +46,18 @@ def stop_background(app: FastAPI) -> None:
         scheduler.stop()
 
 
+def uvicorn_config(app: FastAPI, config: HostConfig, **options: object) -> uvicorn.Config:
+    """uvicorn's settings for the host, the same on both start paths: the hardened h11 protocol
+    (head timeout, envelope on its 400 and 503, the connection bound) and the request-head size bound."""
+    return uvicorn.Config(
+        app,
+        http=protocol_class(config.header_timeout, config.max_connections, config.faults),
+        h11_max_incomplete_event_size=config.max_head_bytes,
+        lifespan="off",
+        **options,  # type: ignore[arg-type]
+    )
+
+
 def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) -> RunningHost:
     """Start uvicorn on a pre-bound socket (port 0 picks a free port, so parallel hosts never clash)."""
     app = create_app(config)
@@ -49,7 +66,7 @@ def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) 
     sock.bind((host, port))
     sock.listen(128)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
+    server = uvicorn.Server(uvicorn_config(app, config, log_level="warning", access_log=False))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="reference-host"
     )
@@ -64,9 +81,15 @@ def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) 
 
 
 def serve_forever(config: HostConfig, host: str, port: int) -> None:
+    """Serve in the foreground until interrupted; exits non-zero when the port cannot be bound."""
     app = create_app(config)
+    server = uvicorn.Server(uvicorn_config(app, config, host=host, port=port, log_level="info"))
     start_background(app)
     try:
-        uvicorn.run(app, host=host, port=port, log_level="info", lifespan="off")
+        server.run()
+    except KeyboardInterrupt:  # as `uvicorn.run` does: Ctrl-C is the ordinary way to stop
+        pass
     finally:
         stop_background(app)
+    if not server.started:
+        sys.exit(1)

@@ -2,19 +2,26 @@
 
 Every method takes the caller's tenant explicitly; no query in this module runs without a tenant
 filter unless a fault mode says so. No row is ever physically deleted.
+
+Concurrency: every writer of a (tenant, memoryRef) holds that scope's lock for its transaction
+(`lock_scope`: a PostgreSQL advisory lock; SQLite's write lock, taken at BEGIN IMMEDIATE), and a
+compaction claims its sources with an UPDATE that re-checks each one is still unclaimed, so a source
+ends up in exactly one output however concurrent runs interleave (`CompactionInProgress` otherwise).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 
 import sqlalchemy as sa
 
 from reference_host.clock import to_wire
+from reference_host.database import advisory_lock, is_lock_timeout, write_transaction
 from reference_host.tables import (
     byok_secrets,
     compaction_runs,
@@ -36,6 +43,7 @@ class Entry:
     expires_at: str | None = None
     row_id: int = 0
     compacted_into_id: str | None = None
+    tenant_id: str = ""  # whose entry it is (a tenant-leak fault mode lists other tenants' entries too)
 
     def wire(self) -> dict[str, object]:
         body: dict[str, object] = {
@@ -72,6 +80,13 @@ class CompactionWrite:
     persist_output: bool = True
     extra_events: list[tuple[str, dict[str, object]]] = field(default_factory=list)
     source_count: int | None = None  # when not every source is a memory entry (distillation)
+    claim_ids: Sequence[str] | None = None  # the entries to claim, when not exactly `source_ids`
+
+    def claims(self) -> list[str]:
+        """The memory entries this run marks as compacted into its output (each once)."""
+        if not self.persist_output:
+            return []
+        return list(dict.fromkeys(self.source_ids if self.claim_ids is None else self.claim_ids))
 
 
 DISTILLED_TAG = "distilled"  # tag of a distillation's output entry (RFC 0062)
@@ -86,6 +101,22 @@ class DuplicateEntry(Exception):
         self.entry_id = entry_id
 
 
+class CompactionInProgress(Exception):
+    """Another run claimed some of this run's sources first, or held the scope's lock too long.
+
+    The caller's transaction is rolled back: nothing of this run was written.
+    """
+
+
+def lock_scope(conn: sa.Connection, tenant: str, memory_ref: str) -> None:
+    """Serialise the writers of one (tenant, memoryRef) until the caller's transaction ends.
+
+    Take it first, before any other lock (distillation's index lock comes after it), so that two
+    writers never wait on each other in opposite orders.
+    """
+    advisory_lock(conn, "memory-scope", tenant, memory_ref, timeout=True)
+
+
 class MemoryStore:
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
@@ -93,15 +124,27 @@ class MemoryStore:
     # -- entries -----------------------------------------------------------------------------
 
     def plant(self, tenant: str, memory_ref: str, entries: Sequence[NewEntry], now: datetime) -> list[str]:
-        """Insert entries atomically: all of them or none (duplicates abort the whole batch)."""
+        """Insert entries atomically: all of them or none (duplicates abort the whole batch).
+
+        Under the scope lock the id check cannot race; should an insert still hit the unique key
+        (a writer that took no lock), the duplicate is reported the same way, never as a 500.
+        """
         stamp = to_wire(now)
-        with self.engine.begin() as conn:
-            wanted = [e.entry_id for e in entries]
-            existing = self._existing_ids(conn, tenant, memory_ref, wanted)
-            if existing:
-                raise DuplicateEntry(sorted(existing)[0])
-            for entry in entries:
-                self._insert(conn, tenant, memory_ref, entry, entry.created_at or stamp)
+        wanted = [e.entry_id for e in entries]
+        try:
+            with write_transaction(self.engine) as conn:
+                lock_scope(conn, tenant, memory_ref)
+                existing = self._existing_ids(conn, tenant, memory_ref, wanted)
+                if existing:
+                    raise DuplicateEntry(sorted(existing)[0])
+                for entry in entries:
+                    self._insert(conn, tenant, memory_ref, entry, entry.created_at or stamp)
+        except sa.exc.IntegrityError:
+            with self.engine.connect() as conn:
+                existing = self._existing_ids(conn, tenant, memory_ref, wanted)
+            if not existing:
+                raise
+            raise DuplicateEntry(sorted(existing)[0]) from None
         return wanted
 
     def _existing_ids(
@@ -219,6 +262,7 @@ class MemoryStore:
                 expires_at=r.expires_at,
                 row_id=r.row_id,
                 compacted_into_id=r.compacted_into_id,
+                tenant_id=r.tenant_id,
             )
             for r in rows
         ]
@@ -231,26 +275,18 @@ class MemoryStore:
 
     def write_compaction(self, write: CompactionWrite, now: datetime) -> None:
         """Persist output, lineage, run record and events in one transaction (all or nothing)."""
-        with self.engine.begin() as conn:
+        with claiming(), write_transaction(self.engine) as conn:
             self.write_compaction_in(conn, write, to_wire(now))
 
     def write_compaction_in(self, conn: sa.Connection, write: CompactionWrite, stamp: str) -> None:
         """The rows of one compaction run, inside the caller's transaction `conn`.
 
-        Distillation calls this within its own transaction, next to its archive and index writes.
+        Claims the sources first (`claim`); distillation calls this within its own transaction,
+        next to its archive and index writes.
         """
+        self.claim(conn, write)
         if write.persist_output:
             self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
-            for start in range(0, len(write.source_ids), CHUNK):
-                conn.execute(
-                    memory_entries.update()
-                    .where(
-                        memory_entries.c.tenant_id == write.tenant,
-                        memory_entries.c.memory_ref == write.memory_ref,
-                        memory_entries.c.entry_id.in_(write.source_ids[start : start + CHUNK]),
-                    )
-                    .values(compacted_into_id=write.output.entry_id)
-                )
             if write.source_ids:
                 # Lineage rows straight from the linked sources: one statement, whatever the count.
                 linked = sa.select(
@@ -295,6 +331,36 @@ class MemoryStore:
             self._append_event(conn, write.tenant, type_, payload, stamp)
         if write.event_payload is not None:
             self._append_event(conn, write.tenant, "memory.compacted", write.event_payload, stamp)
+
+    def claim(self, conn: sa.Connection, write: CompactionWrite) -> None:
+        """Mark the run's sources as compacted into its output, under the scope lock, re-checking
+        that each is still unclaimed; raises CompactionInProgress when any was claimed meanwhile.
+
+        A source read as unclaimed before the lock may have been claimed by a concurrent run since:
+        the UPDATE only matches unclaimed rows, so fewer matches than sources means the run lost the
+        race and must roll back (a source is never moved from one output to another).
+        """
+        ids = write.claims()
+        if not ids:
+            return
+        lock_scope(conn, write.tenant, write.memory_ref)
+        claimed = 0
+        for start in range(0, len(ids), CHUNK):
+            result = conn.execute(
+                memory_entries.update()
+                .where(
+                    memory_entries.c.tenant_id == write.tenant,
+                    memory_entries.c.memory_ref == write.memory_ref,
+                    memory_entries.c.entry_id.in_(ids[start : start + CHUNK]),
+                    memory_entries.c.compacted_into_id.is_(None),
+                )
+                .values(compacted_into_id=write.output.entry_id)
+            )
+            claimed += int(result.rowcount or 0)
+        if claimed != len(ids):
+            raise CompactionInProgress(
+                f"{len(ids) - claimed} of {len(ids)} sources were claimed by a concurrent run"
+            )
 
     def distillable_scopes(self, now: datetime) -> list[tuple[str, str]]:
         """(tenant, memoryRef) pairs holding live, uncompacted entries that are not distillation outputs.
@@ -364,7 +430,8 @@ class MemoryStore:
 
     def register_secret(self, tenant: str, secret_id: str, value: str, now: datetime) -> None:
         """Register (or replace) a tenant's BYOK secret; its value is never returned by any route."""
-        with self.engine.begin() as conn:
+        with write_transaction(self.engine) as conn:
+            advisory_lock(conn, "secret", tenant, secret_id)  # a concurrent replace waits, no PK clash
             conn.execute(
                 byok_secrets.delete().where(
                     byok_secrets.c.tenant_id == tenant, byok_secrets.c.secret_id == secret_id
@@ -382,6 +449,17 @@ class MemoryStore:
         )
         with self.engine.connect() as conn:
             return {r.secret_id: r.value for r in conn.execute(query)}
+
+
+@contextmanager
+def claiming() -> Iterator[None]:
+    """Turn a lock wait that ran out (PostgreSQL lock_timeout, SQLite busy) into CompactionInProgress."""
+    try:
+        yield
+    except sa.exc.OperationalError as exc:
+        if is_lock_timeout(exc):
+            raise CompactionInProgress("another writer held the memoryRef's lock too long") from None
+        raise
 
 
 def append_event(conn: sa.Connection, tenant: str, type_: str, payload: dict[str, object], ts: str) -> None:

@@ -119,12 +119,13 @@ sa.Index(
     distillation_archives.c.created_at,
 )
 
-# -- Phase 11 retention lifecycle (migration 0003; see docs/retention.md) ---------------------------
+# -- Phase 11 retention lifecycle (migrations 0003, 0004; see docs/retention.md) --------------------
 
+# Memory ids are unique per tenant, not host-wide (0004): every lookup by id is also by tenant.
 lifecycle_memories = sa.Table(
     "lifecycle_memories",
     metadata,
-    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("id", sa.String(36), nullable=False),
     sa.Column("tenant_id", sa.String(200), nullable=False),
     sa.Column("project", sa.String(200), nullable=False),
     sa.Column("parent_id", sa.String(36), nullable=True),
@@ -146,6 +147,7 @@ lifecycle_memories = sa.Table(
     sa.Column("expires_at", sa.String(32), nullable=True),
     sa.Column("expiry_reason", sa.String(512), nullable=True),
     sa.Column("previous_status", sa.String(16), nullable=True),
+    sa.PrimaryKeyConstraint("tenant_id", "id", name="pk_lifecycle_memories"),
 )
 
 lifecycle_relations = sa.Table(
@@ -176,6 +178,8 @@ sa.Index(
     lifecycle_memories.c.kind,
     lifecycle_memories.c.parent_id,
 )
-sa.Index("ix_lifecycle_compacted_into", lifecycle_memories.c.compacted_into_id)
-sa.Index("ix_lifecycle_relations_from", lifecycle_relations.c.from_memory_id)
-sa.Index("ix_lifecycle_relations_to", lifecycle_relations.c.to_memory_id)
+sa.Index(
+    "ix_lifecycle_compacted_into", lifecycle_memories.c.tenant_id, lifecycle_memories.c.compacted_into_id
+)
+sa.Index("ix_lifecycle_relations_from", lifecycle_relations.c.tenant_id, lifecycle_relations.c.from_memory_id)
+sa.Index("ix_lifecycle_relations_to", lifecycle_relations.c.tenant_id, lifecycle_relations.c.to_memory_id)

@@ -20,6 +20,7 @@ from datetime import datetime
 import sqlalchemy as sa
 
 from reference_host.clock import to_wire
+from reference_host.database import write_transaction
 from reference_host.store import append_event
 from reference_host.tables import workspace_files
 
@@ -141,8 +142,9 @@ class WorkspaceStore:
         return written
 
     def write(self, tenant: str, path: str, content: str, now: datetime, **options: object) -> WorkspaceFile:
-        """`put` in a transaction of its own."""
-        with self.engine.begin() as conn:
+        """`put` in a transaction of its own (the file's lock first, as `put` requires)."""
+        with write_transaction(self.engine) as conn:
+            self.lock(conn, tenant, path)
             return self.put(conn, tenant, path, content, now, **options)  # type: ignore[arg-type]
 
     def latest_in(

@@ -72,6 +72,11 @@ _MINIMUM = {
 }
 
 
+# Upper bound of every `*_days` window: the span of years 1-9999, the host's timestamp range. A
+# larger window could never elapse, and `timedelta(days=...)` past ~2.7 million years overflows.
+MAX_WINDOW_DAYS = 3_652_059
+
+
 def _mapping(value: Any, key: str) -> dict[str, Any]:
     if value is None:
         return {}
@@ -88,6 +93,8 @@ def _scalar(value: Any, expected: type, key: str) -> Any:
         raise RetentionConfigError(key, f"expected true or false, got {type(value).__name__} {value!r}")
     if key in _MINIMUM and value < _MINIMUM[key]:
         raise RetentionConfigError(key, f"must be at least {_MINIMUM[key]}, got {value}")
+    if key.endswith("_days") and value > MAX_WINDOW_DAYS:
+        raise RetentionConfigError(key, f"must be at most {MAX_WINDOW_DAYS} (years 1-9999), got {value}")
     if key in _MUST_BE_TRUE and value is not True:
         raise RetentionConfigError(key, "must be true (the document makes this a safety boundary)")
     return value

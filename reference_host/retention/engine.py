@@ -7,6 +7,12 @@ id). Planning reads one snapshot of one (tenant, project); the rules touch disjo
 another; branch cleanup, which spans active / stale / superseded, skips every memory an earlier rule
 already moved or used. Applying re-checks each row's status in the same transaction, so a
 concurrent change aborts the run instead of being overwritten. Nothing is ever deleted.
+
+One real run (or restore) per project at a time: it holds the project's lock from before its read
+until it commits (PostgreSQL: a transaction-scoped advisory lock; SQLite: the write lock, taken at
+BEGIN IMMEDIATE). A concurrent real run waits, then plans from what the first one left, so N
+concurrent runs at one `now` end in the state one run gives; a wait past the lock timeout raises
+`RetentionRunInProgress`. Dry runs take no lock: they read one snapshot and write nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from reference_host.clock import from_wire, to_wire
+from reference_host.database import advisory_lock, is_lock_timeout, is_retryable, write_transaction
 from reference_host.faults import Faults
 from reference_host.retention import rfc0012
 from reference_host.retention.branches import RULE_BRANCH_CLEANUP, BranchState, plan_branch_cleanup
@@ -46,8 +53,15 @@ TITLE_MAX, REASON_MAX = 512, 512
 _LINEAGE_NAMESPACE = uuid.UUID("6f1d6c1e-5c55-4f0e-9d43-3a8f0c2b7e11")
 
 
+TRANSACTION_ATTEMPTS = 3  # a transaction the database aborted (deadlock, serialization) is rerun
+
+
 class RetentionConflict(RuntimeError):
     """A row changed between planning and applying; the run was rolled back."""
+
+
+class RetentionRunInProgress(RetentionConflict):
+    """Another real run (or restore) of the project held its lock past the lock timeout."""
 
 
 class RestoreError(ValueError):
@@ -422,21 +436,76 @@ def run_retention(
     `branches`: the Git branch state for branch cleanup; None skips that step.
     """
     config = config or RetentionConfig()
-    report = RetentionReport(tenant_id, project, to_wire(now), dry_run, enabled=config.enabled)
-    plan = _Plan(report, faults or Faults())
+    faults = faults or Faults()
     if not config.enabled:
-        return plan.report
-    with engine.begin() as conn:
-        plan.sr1 = rfc0012.NodeHarness(conn, tenant_id, plan.faults)
-        rows, conflicted = _load(conn, tenant_id, project, plan.faults)
-        _plan_expiry(plan, rows, config, now)
-        _plan_archival(plan, rows, config, now)
-        _plan_compaction(plan, rows, conflicted, config, now)
-        _plan_branches(plan, rows, config, now, branches)
-        if not dry_run:
-            _apply(conn, plan, tenant_id, project, uuid.uuid4().hex)
-        if plan.faults:
-            _run_faults(conn, plan, tenant_id, project, dry_run)
+        return RetentionReport(tenant_id, project, to_wire(now), dry_run, enabled=False)
+    writes = not dry_run or "retention-dryrun-mutates" in faults
+    return _serialised(
+        engine,
+        tenant_id,
+        project,
+        writes,
+        lambda conn: _run_in(conn, tenant_id, project, now, config, dry_run, faults, branches),
+    )
+
+
+def _serialised(
+    engine: sa.Engine,
+    tenant_id: str,
+    project: str,
+    writes: bool,
+    work: Any,
+) -> RetentionReport:
+    """`work(conn)` in one transaction: under the project's lock when it writes, rerun when the
+    database aborts it to break a deadlock, and every database refusal mapped to a conflict."""
+    for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
+        try:
+            if not writes:
+                with engine.begin() as conn:
+                    return work(conn)
+            with write_transaction(engine) as conn:
+                advisory_lock(conn, "retention", tenant_id, project, timeout=True)
+                return work(conn)
+        except sa.exc.DBAPIError as exc:
+            if is_retryable(exc) and attempt < TRANSACTION_ATTEMPTS:
+                continue
+            raise _refusal(exc) from None
+    raise AssertionError("unreachable")
+
+
+def _refusal(exc: sa.exc.DBAPIError) -> Exception:
+    """What a run the database refused means to the caller (the transaction was rolled back)."""
+    if is_lock_timeout(exc):
+        return RetentionRunInProgress("another run of this project holds its lock; retry later")
+    if isinstance(exc, sa.exc.IntegrityError):
+        return RetentionConflict("a memory the run would write already exists; run rolled back")
+    if is_retryable(exc):
+        return RetentionConflict("the run kept conflicting with concurrent writers; run rolled back")
+    return exc
+
+
+def _run_in(
+    conn: sa.Connection,
+    tenant_id: str,
+    project: str,
+    now: datetime,
+    config: RetentionConfig,
+    dry_run: bool,
+    faults: Faults,
+    branches: BranchState | None,
+) -> RetentionReport:
+    """One attempt at a run, inside the caller's transaction."""
+    plan = _Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run), faults)
+    plan.sr1 = rfc0012.NodeHarness(conn, tenant_id, plan.faults)
+    rows, conflicted = _load(conn, tenant_id, project, plan.faults)
+    _plan_expiry(plan, rows, config, now)
+    _plan_archival(plan, rows, config, now)
+    _plan_compaction(plan, rows, conflicted, config, now)
+    _plan_branches(plan, rows, config, now, branches)
+    if not dry_run:
+        _apply(conn, plan, tenant_id, project, uuid.uuid4().hex)
+    if plan.faults:
+        _run_faults(conn, plan, tenant_id, project, dry_run)
     return plan.report
 
 
@@ -468,37 +537,57 @@ def restore(
     dry_run: bool = True,
     faults: Faults | None = None,
 ) -> RetentionReport:
-    """Return an archived memory to the status it had when archived; lineage links are kept."""
-    plan = _Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run), faults or Faults())
-    with engine.begin() as conn:
-        row = conn.execute(
-            sa.select(memories).where(_scope(tenant_id, project), memories.c.id == memory_id)
-        ).first()
-        if row is None:
-            raise RestoreError(f"no memory {memory_id!r} in project {project!r}")
-        current = dict(row._mapping)
-        previous = current["previous_status"]
-        anything = "retention-restore-any-status" in plan.faults  # self-validation: see faults.py
-        if "retention-restore-to-active" in plan.faults or (anything and previous not in RESTORABLE):
-            previous = Status.ACTIVE.value
-        if current["status"] != Status.ARCHIVED and not anything:
-            raise RestoreError(f"memory {memory_id!r} is {current['status']}, not archived")
-        if previous not in RESTORABLE:
-            raise RestoreError(f"memory {memory_id!r} has no restorable previous status ({previous!r})")
-        stamp = to_wire(now)
-        reason = (
-            f"restored to {previous} (archived at {current['archived_at']}: {current['archived_reason']})"
+    """Return an archived memory to the status it had when archived; lineage links are kept.
+
+    A real restore holds the project's lock, like a real run (see the module docstring).
+    """
+    faults = faults or Faults()
+    return _serialised(
+        engine,
+        tenant_id,
+        project,
+        not dry_run,
+        lambda conn: _restore_in(conn, tenant_id, project, memory_id, now, dry_run, faults),
+    )
+
+
+def _restore_in(
+    conn: sa.Connection,
+    tenant_id: str,
+    project: str,
+    memory_id: str,
+    now: datetime,
+    dry_run: bool,
+    faults: Faults,
+) -> RetentionReport:
+    """One attempt at a restore, inside the caller's transaction."""
+    plan = _Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run), faults)
+    row = conn.execute(
+        sa.select(memories).where(_scope(tenant_id, project), memories.c.id == memory_id)
+    ).first()
+    if row is None:
+        raise RestoreError(f"no memory {memory_id!r} in project {project!r}")
+    current = dict(row._mapping)
+    previous = current["previous_status"]
+    anything = "retention-restore-any-status" in plan.faults  # self-validation: see faults.py
+    if "retention-restore-to-active" in plan.faults or (anything and previous not in RESTORABLE):
+        previous = Status.ACTIVE.value
+    if current["status"] != Status.ARCHIVED and not anything:
+        raise RestoreError(f"memory {memory_id!r} is {current['status']}, not archived")
+    if previous not in RESTORABLE:
+        raise RestoreError(f"memory {memory_id!r} has no restorable previous status ({previous!r})")
+    stamp = to_wire(now)
+    reason = f"restored to {previous} (archived at {current['archived_at']}: {current['archived_reason']})"
+    values = {"archived_at": None, "archived_reason": None, "previous_status": None, "updated_at": stamp}
+    if "retention-restore-keeps-archival-fields" in plan.faults:
+        values = {"previous_status": None, "updated_at": stamp}
+    if current["status"] != Status.ARCHIVED:  # retention-restore-any-status: past the guard
+        plan.report.transitions.append(
+            Transition(memory_id, current["status"], previous, RULE_RESTORE, reason)
         )
-        values = {"archived_at": None, "archived_reason": None, "previous_status": None, "updated_at": stamp}
-        if "retention-restore-keeps-archival-fields" in plan.faults:
-            values = {"previous_status": None, "updated_at": stamp}
-        if current["status"] != Status.ARCHIVED:  # retention-restore-any-status: past the guard
-            plan.report.transitions.append(
-                Transition(memory_id, current["status"], previous, RULE_RESTORE, reason)
-            )
-            plan.updates.append((memory_id, current["status"], {"status": previous, **values}))
-        else:
-            plan.move(current, Status(previous), RULE_RESTORE, reason, values)
-        if not dry_run:
-            _apply(conn, plan, tenant_id, project, uuid.uuid4().hex)
+        plan.updates.append((memory_id, current["status"], {"status": previous, **values}))
+    else:
+        plan.move(current, Status(previous), RULE_RESTORE, reason, values)
+    if not dry_run:
+        _apply(conn, plan, tenant_id, project, uuid.uuid4().hex)
     return plan.report

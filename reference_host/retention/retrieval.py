@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from reference_host.clock import to_wire
+from reference_host.database import advisory_lock, write_transaction
 from reference_host.faults import Faults
 from reference_host.retention.states import Status
 from reference_host.retention.wire import memory_to_wire
@@ -225,7 +226,10 @@ def retrieve(
     request = _Request(
         tenant_id, project, query_words(query), to_wire(now), deep, branch, limit, faults or Faults()
     )
-    with engine.begin() as conn:
+    # A retrieval writes (the counters): one writer per project at a time, as for runs, so concurrent
+    # retrievals queue instead of deadlocking (PostgreSQL) or failing on a busy database (SQLite).
+    with write_transaction(engine) as conn:
+        advisory_lock(conn, "retention", tenant_id, project)
         ranked = _rank(request, _matches(conn, request))
         node_ids = [memory_id for memory_id, _, status in ranked if status == Status.COMPACTED]
         sources = _sources(conn, request, node_ids) if deep else {}

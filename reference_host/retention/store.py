@@ -3,6 +3,10 @@
 Why a module of its own: seeding writes rows with every lifecycle attribute and explicit timestamps,
 which no retention rule ever does, so it stays out of the engine. Seeding is atomic: one transaction,
 and a duplicate id rolls the whole call back.
+
+Memory ids are unique per tenant (the primary key is (tenant_id, id), migration 0004): another
+tenant's ids are neither visible nor reserved. Seeds of one tenant serialise on a lock, so the id
+check cannot race; a unique-key violation that still happens is the same 409, never a 500.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from reference_host.database import advisory_lock, is_retryable, write_transaction
 from reference_host.retention.wire import WIRE_FIELDS, memory_to_wire
 from reference_host.tables import lifecycle_memories as memories
 from reference_host.tables import lifecycle_relations as relations
@@ -53,19 +58,40 @@ def plant(
     if partial:
         for row in rows:
             try:
-                with engine.begin() as conn:
+                with write_transaction(engine) as conn:
                     conn.execute(memories.insert(), [row])
             except sa.exc.IntegrityError:
                 raise DuplicateMemory(row["id"]) from None
         return ids
-    with engine.begin() as conn:
-        taken = conn.execute(sa.select(memories.c.id).where(memories.c.id.in_(ids))).first()
-        if taken is not None:  # ids are unique host-wide (the primary key)
-            raise DuplicateMemory(taken[0])
-        conn.execute(memories.insert(), rows)
-        if links:
-            conn.execute(relations.insert(), [_relation(tenant_id, project, link) for link in links])
+    try:
+        with write_transaction(engine) as conn:
+            advisory_lock(conn, "lifecycle-ids", tenant_id)
+            taken = _taken(conn, tenant_id, ids)
+            if taken is not None:
+                raise DuplicateMemory(taken)
+            conn.execute(memories.insert(), rows)
+            if links:
+                conn.execute(relations.insert(), [_relation(tenant_id, project, link) for link in links])
+    except sa.exc.DBAPIError as exc:
+        if not (isinstance(exc, sa.exc.IntegrityError) or is_retryable(exc)):
+            raise
+        with engine.connect() as conn:
+            taken = _taken(conn, tenant_id, ids)
+        if taken is None:
+            raise
+        raise DuplicateMemory(taken) from None
     return ids
+
+
+def _taken(conn: sa.Connection, tenant_id: str, ids: Sequence[str]) -> str | None:
+    """The first of `ids` the tenant already holds (in any project), or None."""
+    found = conn.execute(
+        sa.select(memories.c.id)
+        .where(memories.c.tenant_id == tenant_id, memories.c.id.in_(ids))
+        .order_by(memories.c.id)
+        .limit(1)
+    ).first()
+    return None if found is None else str(found[0])
 
 
 def _relation(tenant_id: str, project: str, link: dict[str, Any]) -> dict[str, Any]:

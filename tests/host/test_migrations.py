@@ -1,5 +1,6 @@
 """Schema versions: created by Alembic, idempotent on re-run, on both backends."""
 
+import pytest
 import sqlalchemy as sa
 
 from reference_host.database import create_engine, current_revision, head_revision, upgrade
@@ -180,4 +181,64 @@ def test_pre_phase_11_memories_gain_the_new_columns_with_document_defaults(datab
         ]
     assert [{k: r[k] for k in rows[0]} for r in found] == rows
     assert all({k: r[k] for k in PHASE_11_DEFAULTS} == PHASE_11_DEFAULTS for r in found)
+    engine.dispose()
+
+
+def test_upgrade_from_0003_keys_lifecycle_memories_by_tenant_and_keeps_rows(database_url):
+    """A store at 0003 holding lifecycle rows upgrades (twice) with every row and relation intact; after
+    it, ids are unique per tenant: another tenant may hold the same id, the same tenant may not."""
+    engine = create_engine(database_url)
+    upgrade(engine, "0003")
+    stamp = "2026-11-29T12:00:00.000Z"
+    rows = [
+        {
+            "id": f"m{i}",
+            "tenant_id": "t1",
+            "project": "p",
+            "parent_id": "root",
+            "kind": "note",
+            "status": status,
+            "title": f"title {i}",
+            "summary": f"summary {i}",
+            "branch": "feature" if i == 2 else None,
+            "branch_scope": "global",
+            "branch_promotion_eligible": 0,
+            "under_review": 0,
+            "created_at": stamp,
+            "updated_at": stamp,
+            "archived_at": stamp if status == "archived" else None,
+            "archived_reason": "old" if status == "archived" else None,
+            "compacted_into_id": "node" if i < 2 else None,
+            "last_retrieved_at": None,
+            "retrieval_count": i,
+            "expires_at": None,
+            "expiry_reason": None,
+            "previous_status": "active" if status == "archived" else None,
+        }
+        for i, status in enumerate(["archived", "archived", "active"])
+    ]
+    legacy = sa.Table("lifecycle_memories", sa.MetaData(), autoload_with=engine)
+    relations = sa.Table("lifecycle_relations", sa.MetaData(), autoload_with=engine)
+    link = {"tenant_id": "t1", "project": "p", "to_memory_id": "m0", "relation_type": "compaction_source"}
+    with engine.begin() as conn:
+        conn.execute(legacy.insert(), rows)
+        conn.execute(relations.insert(), [{**link, "from_memory_id": "node", "created_at": stamp}])
+    upgrade(engine)
+    upgrade(engine)
+    assert current_revision(engine) == head_revision() != "0003"
+    inspector = sa.inspect(engine)
+    assert inspector.get_pk_constraint("lifecycle_memories")["constrained_columns"] == ["tenant_id", "id"]
+    indexes = {i["name"]: i["column_names"] for i in inspector.get_indexes("lifecycle_relations")}
+    assert indexes["ix_lifecycle_relations_to"] == ["tenant_id", "to_memory_id"]
+    with engine.connect() as conn:
+        found = [
+            dict(r._mapping) for r in conn.execute(sa.text("SELECT * FROM lifecycle_memories ORDER BY id"))
+        ]
+        kept = conn.execute(sa.text("SELECT from_memory_id, to_memory_id FROM lifecycle_relations")).all()
+    assert found == rows
+    assert [tuple(r) for r in kept] == [("node", "m0")]
+    with engine.begin() as conn:
+        conn.execute(legacy.insert(), [{**rows[0], "tenant_id": "t2"}])  # same id, another tenant
+    with pytest.raises(sa.exc.IntegrityError), engine.begin() as conn:
+        conn.execute(legacy.insert(), [{**rows[0], "project": "other"}])  # same id, same tenant
     engine.dispose()
