@@ -1,4 +1,5 @@
-"""What a scenario holds: the host client(s), discovery, its verdict, and the capability gates."""
+"""What a scenario holds: the host client(s), discovery and the profiles' gates (`Driver`: what drives
+the host), and its verdict (`Scenario`: what grades)."""
 
 from __future__ import annotations
 
@@ -11,21 +12,12 @@ from typing import Any
 from conformance import schemas
 from conformance.client import HostClient, Reply
 from conformance.discovery import Discovery
-from conformance.distillation_seams import DistillationSeams
-from conformance.outcomes import Blocked, ScenarioStop, Unsupported
-from conformance.retention_seams import DISCOVERY_KEY, RetentionSeams
-from conformance.seams import ABSENT, CompactionSeams
+from conformance.outcomes import Blocked, ScenarioStop
+from conformance.profiles import MemoryProfiles, compaction, distillation, memory_profiles, retention
+from conformance.profiles.compaction.seams import CompactionSeams
+from conformance.profiles.distillation.seams import DistillationSeams
+from conformance.profiles.retention.seams import RetentionSeams
 from conformance.verdict import Verdict
-
-
-@dataclass(frozen=True)
-class MemoryProfiles:
-    """The advertised memory profiles whose seams answer (None: not advertised or not wired)."""
-
-    compaction: CompactionSeams | None
-    distillation: DistillationSeams | None
-    retention: RetentionSeams | None
-    blocked: tuple[str, ...] = ()  # advertised profiles whose seams are absent, with why
 
 
 @dataclass
@@ -37,16 +29,76 @@ class Session:
     discovery: Discovery
     probes: dict[str, int | ScenarioStop] = field(default_factory=dict)
 
+    def probed(self, key: str, probe: Callable[[], Reply]) -> int:
+        """A seam probe's status, asked once per run.
 
-class Scenario:
-    def __init__(self, session: Session, verdict: Verdict, name: str) -> None:
+        Why once: a probe that broke the exchange (a hang, an answer over the cap) would otherwise
+        cost one deadline per scenario; every later gate stops the same way, with the same reason.
+        """
+        cached = self.probes.get(key)
+        if cached is None:
+            try:
+                cached = probe().status
+            except ScenarioStop as stop:
+                cached = stop
+            self.probes[key] = cached
+        if isinstance(cached, ScenarioStop):
+            raise type(cached)(cached.reason)
+        return cached
+
+
+class Driver:
+    """The host-driving half of a scenario: clients, discovery, gates and unique names; no verdict.
+
+    A module's driver (conformance/observed.py) holds one of these; a test's `ctx` is one too.
+    """
+
+    def __init__(self, session: Session, name: str) -> None:
         self.session = session
-        self.verdict = verdict
         self.client = session.client
         self.discovery = session.discovery
         self._name = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:40]
 
-    # -- evidence ---------------------------------------------------------------------------------
+    # -- isolation ----------------------------------------------------------------------------------
+
+    def unique_ref(self, label: str = "") -> str:
+        """A memoryRef no other scenario (or earlier run) uses, so parallel runs never interfere."""
+        suffix = f"-{label}" if label else ""
+        return f"mem_conformance_{self._name}{suffix}_{uuid.uuid4().hex[:12]}"
+
+    def unique_id(self, label: str) -> str:
+        return f"{label}-{uuid.uuid4().hex[:10]}"
+
+    # -- gates (conformance/profiles/gate.py) -------------------------------------------------------
+
+    def compaction(self) -> tuple[CompactionSeams, dict[str, Any]]:
+        """Gate on memory.compaction: UNSUPPORTED if not advertised, BLOCKED if the seam is absent."""
+        return compaction.GATE.open(self.session)
+
+    def distillation(self) -> tuple[DistillationSeams, dict[str, Any]]:
+        """Gate on memory.distillation: UNSUPPORTED if not advertised, BLOCKED if the seam is absent."""
+        return distillation.GATE.open(self.session)
+
+    def retention(self) -> RetentionSeams:
+        """Gate on the retention profile: UNSUPPORTED if not advertised, BLOCKED if its routes are absent."""
+        return retention.GATE.open(self.session)[0]
+
+    def memory_profiles(self) -> MemoryProfiles:
+        """Every advertised memory profile whose seams answer (auth, errors: conformance/profiles)."""
+        return memory_profiles(self.session)
+
+    def tenant_b(self) -> HostClient:
+        if self.session.tenant_b is None:
+            raise Blocked("needs a second tenant's key (--tenant-b-token / OPENWOP_TEST_TENANT_B_API_KEY)")
+        return self.session.tenant_b
+
+
+class Scenario(Driver):
+    """One test's context: a `Driver` plus the verdict its checks go into."""
+
+    def __init__(self, session: Session, verdict: Verdict, name: str) -> None:
+        super().__init__(session, name)
+        self.verdict = verdict
 
     def check(
         self, requirement_id: str, condition: bool, evidence: Any = None, *, surface: str, note: str = ""
@@ -81,106 +133,3 @@ class Scenario:
 
     def inapplicable(self, requirement_id: str, reason: str) -> None:
         self.verdict.inapplicable(requirement_id, reason)
-
-    # -- isolation ----------------------------------------------------------------------------------
-
-    def unique_ref(self, label: str = "") -> str:
-        """A memoryRef no other scenario (or earlier run) uses, so parallel runs never interfere."""
-        suffix = f"-{label}" if label else ""
-        return f"mem_conformance_{self._name}{suffix}_{uuid.uuid4().hex[:12]}"
-
-    def unique_id(self, label: str) -> str:
-        return f"{label}-{uuid.uuid4().hex[:10]}"
-
-    # -- gates --------------------------------------------------------------------------------------
-
-    def compaction(self) -> tuple[CompactionSeams, dict[str, Any]]:
-        """Gate on memory.compaction: UNSUPPORTED if not advertised, BLOCKED if the seam is absent."""
-        block = self.discovery.compaction()
-        _, layout = self.discovery.memory()
-        if not block or block.get("supported") is not True:
-            raise Unsupported(f"memory.compaction.supported is not true (memory family: {layout})")
-        seams = CompactionSeams(self.client)
-        status = self._probed("compact", seams.probe)
-        if status in ABSENT:
-            raise Blocked(f"compaction advertised but POST /v1/test/memory/compact answered {status}")
-        return seams, block
-
-    def distillation(self) -> tuple[DistillationSeams, dict[str, Any]]:
-        """Gate on memory.distillation: UNSUPPORTED if not advertised, BLOCKED if the seam is absent."""
-        block = self.discovery.memory()[0].get("distillation")
-        _, layout = self.discovery.memory()
-        if not isinstance(block, dict) or block.get("supported") is not True:
-            raise Unsupported(f"memory.distillation.supported is not true (memory family: {layout})")
-        seams = DistillationSeams(self.client)
-        status = self._probed("distill", seams.probe)
-        if status in ABSENT:
-            raise Blocked(
-                f"distillation advertised but POST /v1/host/sample/memory/distill answered {status}"
-            )
-        return seams, block
-
-    def retention(self) -> RetentionSeams:
-        """Gate on the retention profile: UNSUPPORTED if not advertised, BLOCKED if its routes are absent."""
-        block = self.discovery.document.get(DISCOVERY_KEY)
-        if not isinstance(block, dict) or block.get("supported") is not True:
-            raise Unsupported(f"{DISCOVERY_KEY}.supported is not true (retention profile not advertised)")
-        seams = RetentionSeams(self.client, block)
-        status = self._probed("retention", seams.probe)
-        if status in ABSENT:
-            raise Blocked(f"retention profile advertised but {seams.base} routes answered {status}")
-        return seams
-
-    def _probed(self, key: str, probe: Callable[[], Reply]) -> int:
-        """A seam probe's status, asked once per run.
-
-        Why once: a probe that broke the exchange (a hang, an answer over the cap) would otherwise
-        cost one deadline per scenario; every later gate stops the same way, with the same reason.
-        """
-        cached = self.session.probes.get(key)
-        if cached is None:
-            try:
-                cached = probe().status
-            except ScenarioStop as stop:
-                cached = stop
-            self.session.probes[key] = cached
-        if isinstance(cached, ScenarioStop):
-            raise type(cached)(cached.reason)
-        return cached
-
-    def memory_profiles(self) -> MemoryProfiles:
-        """Every advertised memory profile whose seams answer, for the profile-neutral scenarios (auth,
-        errors): UNSUPPORTED when the host advertises none, BLOCKED when none it advertises is wired.
-
-        Why: a requirement every memory seam owes (a 401 without a key, the flat error envelope)
-        applies to a distillation-only or retention-only host as much as to a compacting one.
-        """
-        found: dict[str, Any] = {}
-        blocked: list[str] = []
-        gates = {
-            "compaction": lambda: self.compaction()[0],
-            "distillation": lambda: self.distillation()[0],
-            "retention": self.retention,
-        }
-        for name, gate in gates.items():
-            try:
-                found[name] = gate()
-            except Unsupported:
-                continue
-            except Blocked as exc:
-                blocked.append(f"{name}: {exc.reason}")
-        if found:
-            return MemoryProfiles(
-                compaction=found.get("compaction"),
-                distillation=found.get("distillation"),
-                retention=found.get("retention"),
-                blocked=tuple(blocked),
-            )
-        if blocked:
-            raise Blocked("; ".join(blocked))
-        raise Unsupported("the host advertises no memory profile (compaction, distillation, retention)")
-
-    def tenant_b(self) -> HostClient:
-        if self.session.tenant_b is None:
-            raise Blocked("needs a second tenant's key (--tenant-b-token / OPENWOP_TEST_TENANT_B_API_KEY)")
-        return self.session.tenant_b

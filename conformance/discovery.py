@@ -12,10 +12,9 @@ from typing import Any, Literal
 import rfc8785
 
 from conformance.client import HostClient, Reply, json_problem
-from conformance.distillation_seams import DISTILL
 from conformance.outcomes import ScenarioStop
-from conformance.retention_seams import DISCOVERY_KEY, RetentionSeams
-from conformance.seams import ABSENT, COMPACT
+from conformance.profiles import PROFILES
+from conformance.surfaces import ABSENT
 
 DISCOVERY_PATH = "/.well-known/openwop"
 EXIT_COULD_NOT_START = 2  # the one exit code for "could not start": plugin and CLI both use it
@@ -126,19 +125,12 @@ def credential_problem(discovery: Discovery, tenant_a: Credential, tenant_b: Cre
 
 
 def advertised_surfaces(discovery: Discovery, client: HostClient) -> list[tuple[str, str, Any]]:
-    """(method, path, body) of a cheap authenticated request per advertised memory family."""
-    surfaces: list[tuple[str, str, Any]] = []
-    memory = discovery.memory()[0]
-    compaction, distillation = memory.get("compaction"), memory.get("distillation")
-    if isinstance(compaction, dict) and compaction.get("supported") is True:
-        surfaces.append(("POST", COMPACT, {}))
-    if isinstance(distillation, dict) and distillation.get("supported") is True:
-        surfaces.append(("POST", DISTILL, {}))
-    retention = discovery.document.get(DISCOVERY_KEY)
-    if isinstance(retention, dict) and retention.get("supported") is True:
-        base = RetentionSeams(client, retention).base
-        surfaces.append(("GET", f"{base}/projects/conformance-probe/memories", None))
-    return surfaces
+    """(method, path, body) of a cheap authenticated request per advertised memory profile."""
+    return [
+        gate.preflight(client, block)
+        for gate in PROFILES
+        if (block := gate.advertised(discovery)) is not None
+    ]
 
 
 def _first_refusal(client: HostClient, surfaces: list[tuple[str, str, Any]]) -> tuple[str, Reply] | None:

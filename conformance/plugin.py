@@ -75,6 +75,26 @@ def _is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With `-n`, a run of the bundled scenarios sends each scenario file to one worker (`loadfile`)
+    unless `--dist` says otherwise.
+
+    Why: a scenario module drives the host once, in a module-scoped fixture (conformance/observed.py);
+    spread over two workers by the default `load`, it would drive it once per worker.
+    """
+    chosen = any(str(a).startswith("--dist") for a in config.invocation_params.args)
+    if config.getvalue("dist") != "load" or chosen:
+        return None
+    root = scenarios_dir()
+    paths = [Path(config.invocation_params.dir, str(a).split("::", 1)[0]).resolve() for a in config.args]
+    if not paths or not all(p.is_relative_to(root) for p in paths):
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    return LoadFileScheduling(config, log)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> int | None:
     """With --host-url, a host that cannot be graded ends the run here: one line, exit 2.
@@ -117,9 +137,14 @@ def _credentials(
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[Any]) -> None:
-    """Scenarios write nothing into the working folder: Hypothesis's storage (its example database
+    """Each test's requirement ids are keywords, so `-k p11.expiry.boundary` (or `-k expiry`) selects
+    the tests that grade a requirement (this runs before `-k` deselects).
+
+    Scenarios write nothing into the working folder: Hypothesis's storage (its example database
     and the constants cache its plugin fills in this same hook, `.hypothesis/` in the cwd by
     default) goes to a temporary folder, unless HYPOTHESIS_STORAGE_DIRECTORY says where it belongs."""
+    for item in items:
+        item.extra_keyword_matches.update(_declared(item))
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return
     root = scenarios_dir()

@@ -195,7 +195,18 @@ def _leaks_of(
     def leak(form: str, haystack: str, start: int, end: int) -> Leak:
         return Leak(sid, form, masker.excerpt(haystack, start, end, sid))
 
-    exact = text.count(secret)
+    yield from _plain_leaks(secret, text, leak)
+    yield from _decoded_leaks(secret, text, views, leak)
+    yield from _base64_leaks(secret, text, runs, leak)
+    if squashed:
+        flat = _WHITESPACE.sub("", secret)
+        if squashed.count(flat) > text.count(secret):
+            at = squashed.find(flat)
+            yield leak("whitespace-split", squashed, at, at + len(flat))
+
+
+def _plain_leaks(secret: str, text: str, leak: Callable[[str, str, int, int], Leak]) -> Iterator[Leak]:
+    """The secret as it is, and in another case."""
     at = text.find(secret)
     if at >= 0:
         yield leak("exact", text, at, at + len(secret))
@@ -203,6 +214,13 @@ def _leaks_of(
         if m.group() != secret:
             yield leak("case-folded", text, m.start(), m.end())
             break
+
+
+def _decoded_leaks(
+    secret: str, text: str, views: list[tuple[str, str]], leak: Callable[[str, str, int, int], Leak]
+) -> Iterator[Leak]:
+    """More occurrences once percent, JSON or HTML escapes are undone than in the text itself, and hex."""
+    exact = text.count(secret)
     for form, view in views:
         if view.count(secret) > exact:
             at = view.find(secret)
@@ -212,12 +230,6 @@ def _leaks_of(
         m = re.search(hexed, text, re.IGNORECASE)
         if m:
             yield leak("hex", text, m.start(), m.end())
-    yield from _base64_leaks(secret, text, runs, leak)
-    if squashed:
-        flat = _WHITESPACE.sub("", secret)
-        if squashed.count(flat) > exact:
-            at = squashed.find(flat)
-            yield leak("whitespace-split", squashed, at, at + len(flat))
 
 
 def _base64_leaks(

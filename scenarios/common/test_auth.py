@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from conformance.client import path_segment
-from conformance.distillation_seams import DISTILL
 from conformance.outcomes import HostError
-from conformance.retention_seams import NOW, stamp
-from conformance.seams import ABSENT, COMPACT, EVENTS, SEED
+from conformance.profiles.compaction.seams import COMPACT, SEED
+from conformance.profiles.distillation.seams import DISTILL
+from conformance.profiles.retention.seams import NOW, stamp
 from conformance.secrecy import Secret
+from conformance.surfaces import ABSENT, EVENTS
 
 AUTH = "auth.unauthenticated-refused"
 REFUSED = (401, 403)

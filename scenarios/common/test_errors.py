@@ -6,17 +6,24 @@ details?}` envelope. What it leaves open (SHOULD, `errors.strict-input-4xx`): wh
 wrong type or out of range (`tokenBudget: "8000"`, `tokenBudget: 0`, `sources: "text"`, an entry
 without content) is refused or coerced. Success answers are not error envelopes, and a 401/403 means
 the probe never reached validation: neither is evidence here.
+
+Two probe sets per module, each sent once (its own driver): the required-field probes and the loose
+ones. The flat envelope is graded on the error answers of each set (`[required]`, `[loose]`).
 """
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from conformance.client import path_segment
-from conformance.distillation_seams import DISTILL
+from conformance.client import Reply, path_segment
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_each, per_requirement
 from conformance.outcomes import HostError
-from conformance.seams import COMPACT, SEED
+from conformance.profiles import MemoryProfiles
+from conformance.profiles.compaction.seams import COMPACT, SEED
+from conformance.profiles.distillation.seams import DISTILL
 
 BAD_INPUT = "errors.bad-input-4xx"
 STRICT = "errors.strict-input-4xx"
@@ -32,11 +39,11 @@ class Probe:
     body: Any = None
 
 
-def _retention_seed(profiles) -> str:
+def _retention_seed(profiles: MemoryProfiles) -> str:
     return f"{profiles.retention.base}/projects/{path_segment('conformance-bad-input')}/memories"
 
 
-def _required(ctx, profiles) -> list[Probe]:
+def _required(ctx: Driver, profiles: MemoryProfiles) -> list[Probe]:
     """Not JSON, or a required field missing: a 4xx is due (MUST)."""
     probes: list[Probe] = []
     if profiles.compaction is not None:
@@ -62,7 +69,7 @@ def _required(ctx, profiles) -> list[Probe]:
     return probes
 
 
-def _loose(ctx, profiles) -> list[Probe]:
+def _loose(ctx: Driver, profiles: MemoryProfiles) -> list[Probe]:
     """Values of the wrong type or out of range: a strict host refuses them (SHOULD)."""
     probes: list[Probe] = []
     if profiles.compaction is not None:
@@ -103,25 +110,62 @@ def _loose(ctx, profiles) -> list[Probe]:
     return probes
 
 
-def _send(ctx, probe: Probe):
+def _send(host: Driver, probe: Probe) -> Reply:
     """POST a probe. Below 500, an answer neither JSON nor empty is the host failing to answer (ERROR);
     a 5xx is returned, so the check it fails says which probe the host broke on (FAIL)."""
-    reply = ctx.client.request("POST", probe.path, content=probe.raw, json_body=probe.body, allow_5xx=True)
+    reply = host.client.request("POST", probe.path, content=probe.raw, json_body=probe.body, allow_5xx=True)
     if reply.status < 500 and not reply.is_json and reply.text.strip():
         kind = reply.headers.get("content-type", "no content-type")
         raise HostError(f"POST {probe.path} ({probe.label}): expected JSON, got {kind}")
     return reply
 
 
-def _grade(ctx, requirement: str, probes: list[Probe]) -> None:
-    """Send each probe; a 4xx holds `requirement`, every error answer is checked for the envelope."""
-    refused: list[str] = []
-    errors = 0
+@dataclass
+class Seen:
+    """One probe set's answers, in the order sent."""
+
+    probes: int = 0
+    replies: list[tuple[Probe, Reply]] = field(default_factory=list)
+    finished: bool = False
+
+    def judged(self) -> list[tuple[Probe, Reply]]:
+        """The answers that reached validation (a 401/403 is auth's evidence only)."""
+        return [(probe, reply) for probe, reply in self.replies if reply.status not in REFUSED]
+
+    def all_refused(self) -> str:
+        """Why nothing here is evidence ("" when something is): every probe refused for the key."""
+        refused = [
+            f"{probe.label} → {reply.status}" for probe, reply in self.replies if reply.status in REFUSED
+        ]
+        if self.finished and refused and len(refused) == self.probes:
+            return (
+                f"every probe was refused for the key given ({'; '.join(refused[:3])}): validation never ran"
+            )
+        return ""
+
+
+def send_all(host: Driver, probes: list[Probe], seen: Seen) -> None:
+    """Send each probe, keeping every answer as it comes."""
+    seen.probes = len(probes)
     for probe in probes:
-        reply = _send(ctx, probe)
-        if reply.status in REFUSED:
-            refused.append(f"{probe.label} → {reply.status}")
-            continue
+        seen.replies.append((probe, _send(host, probe)))
+    seen.finished = True
+
+
+def _sending(make: Callable[[Driver, MemoryProfiles], list[Probe]]) -> Callable[[Driver, Seen], None]:
+    def drive(host: Driver, seen: Seen) -> None:
+        send_all(host, make(host, host.memory_profiles()), seen)
+
+    drive.__name__ = f"send{make.__name__}"
+    return drive
+
+
+observed = drive_each({"required": _sending(_required), "loose": _sending(_loose)}, Seen)
+
+
+def grade_4xx(ctx: Scenario, requirement: str, seen: Seen) -> None:
+    """A 4xx to each probe that reached validation holds `requirement`."""
+    for probe, reply in seen.judged():
         ctx.check(
             requirement,
             400 <= reply.status < 500,
@@ -129,30 +173,39 @@ def _grade(ctx, requirement: str, probes: list[Probe]) -> None:
             surface="error-answer",
             note=f"{probe.label}: answered 4xx",
         )
-        if reply.status >= 400:
-            errors += 1
-            ctx.check_schema(
-                ENVELOPE,
-                "error-envelope",
-                reply.body,
-                surface="error-answer",
-                note=f"{probe.label}: flat {{error, message, details?}} (error-envelope schema)",
-            )
-    if refused and len(refused) == len(probes):
-        reason = f"every probe was refused for the key given ({'; '.join(refused[:3])}): validation never ran"
+    if reason := seen.all_refused():
         ctx.block(requirement, reason)
+
+
+def grade_envelope(ctx: Scenario, seen: Seen) -> None:
+    """Every error answer among them is the flat envelope."""
+    errors = [(probe, reply) for probe, reply in seen.judged() if reply.status >= 400]
+    for probe, reply in errors:
+        ctx.check_schema(
+            ENVELOPE,
+            "error-envelope",
+            reply.body,
+            surface="error-answer",
+            note=f"{probe.label}: flat {{error, message, details?}} (error-envelope schema)",
+        )
+    if reason := seen.all_refused():
         ctx.block(ENVELOPE, reason)
-    elif not errors:
+    elif seen.finished and not errors:
         ctx.inapplicable(ENVELOPE, "no probe here was answered with an error to check")
 
 
-@pytest.mark.requirement(BAD_INPUT, ENVELOPE)
-def test_malformed_or_incomplete_bodies_are_refused(ctx):
-    profiles = ctx.memory_profiles()
-    _grade(ctx, BAD_INPUT, _required(ctx, profiles))
+REFUSED_WITH_4XX = {BAD_INPUT: "required", STRICT: "loose"}
 
 
-@pytest.mark.requirement(STRICT, ENVELOPE)
-def test_loose_values_are_refused_not_coerced(ctx):
-    profiles = ctx.memory_profiles()
-    _grade(ctx, STRICT, _loose(ctx, profiles))
+@per_requirement(REFUSED_WITH_4XX)
+def test_refused_with_4xx(ctx, observed, rid):
+    """Malformed or incomplete bodies are refused with a 4xx (MUST); loose values too (SHOULD)."""
+    with observed[REFUSED_WITH_4XX[rid]] as seen:
+        grade_4xx(ctx, rid, seen)
+
+
+@pytest.mark.parametrize("probes", ["required", "loose"])
+@pytest.mark.requirement(ENVELOPE)
+def test_flat_envelope(ctx, observed, probes):
+    with observed[probes] as seen:
+        grade_envelope(ctx, seen)

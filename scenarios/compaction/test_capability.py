@@ -1,23 +1,27 @@
-"""RFC 0012 §A: the capabilities.memory.compaction block."""
+"""RFC 0012 §A: the capabilities.memory.compaction block (read from discovery: no request of its own)."""
+
+from typing import Any
 
 import pytest
 
+from conformance.context import Scenario
 from conformance.outcomes import Unsupported
 
 SCHEMA = "capabilities#/properties/memory/properties/compaction"
 
 
-@pytest.mark.requirement(
-    "rfc0012.A.advertised",
-    "rfc0012.A.compaction-block-valid",
-    "rfc0012.A.trigger-present",
-    "rfc0012.A.output-within-entry-size",
-)
-def test_compaction_capability_block(ctx):
+def _block(ctx: Scenario) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """(memory family, its compaction block, layout); UNSUPPORTED when there is no block."""
     memory, layout = ctx.discovery.memory()
     block = memory.get("compaction")
     if not isinstance(block, dict):
         raise Unsupported(f"no memory.compaction block (memory family: {layout})")
+    return memory, block, layout
+
+
+@pytest.mark.requirement("rfc0012.A.advertised")
+def test_advertised(ctx):
+    _, block, layout = _block(ctx)
     ctx.check(
         "rfc0012.A.advertised",
         True,
@@ -25,28 +29,42 @@ def test_compaction_capability_block(ctx):
         surface="discovery",
         note="block advertised",
     )
+
+
+@pytest.mark.requirement("rfc0012.A.compaction-block-valid")
+def test_compaction_block_valid(ctx):
+    _, block, _ = _block(ctx)
     ctx.check_schema("rfc0012.A.compaction-block-valid", SCHEMA, block, surface="discovery")
-    if block.get("supported") is True:
-        ctx.check(
-            "rfc0012.A.trigger-present",
-            "trigger" in block,
-            {"trigger": block.get("trigger", "<absent>")},
-            surface="discovery",
-            note="trigger present when supported is true",
-        )
-    else:
+
+
+@pytest.mark.requirement("rfc0012.A.trigger-present")
+def test_trigger_present(ctx):
+    _, block, _ = _block(ctx)
+    if block.get("supported") is not True:
         ctx.inapplicable("rfc0012.A.trigger-present", "compaction advertised with supported != true")
+        return
+    ctx.check(
+        "rfc0012.A.trigger-present",
+        "trigger" in block,
+        {"trigger": block.get("trigger", "<absent>")},
+        surface="discovery",
+        note="trigger present when supported is true",
+    )
+
+
+@pytest.mark.requirement("rfc0012.A.output-within-entry-size")
+def test_output_within_entry_size(ctx):
+    memory, block, _ = _block(ctx)
     max_out, max_entry = block.get("maxOutputBytes"), memory.get("maxEntrySizeBytes")
-    if isinstance(max_out, int) and isinstance(max_entry, int):
-        ctx.check(
-            "rfc0012.A.output-within-entry-size",
-            max_out <= max_entry,
-            {"maxOutputBytes": max_out, "maxEntrySizeBytes": max_entry},
-            surface="discovery",
-            note="maxOutputBytes <= memory.maxEntrySizeBytes",
-        )
-    else:
+    if not isinstance(max_out, int) or not isinstance(max_entry, int):
         ctx.inapplicable(
-            "rfc0012.A.output-within-entry-size",
-            "maxOutputBytes or maxEntrySizeBytes not advertised",
+            "rfc0012.A.output-within-entry-size", "maxOutputBytes or maxEntrySizeBytes not advertised"
         )
+        return
+    ctx.check(
+        "rfc0012.A.output-within-entry-size",
+        max_out <= max_entry,
+        {"maxOutputBytes": max_out, "maxEntrySizeBytes": max_entry},
+        surface="discovery",
+        note="maxOutputBytes <= memory.maxEntrySizeBytes",
+    )

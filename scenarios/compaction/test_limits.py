@@ -3,17 +3,26 @@
 `maxOutputBytes` is an informational ceiling (SHOULD be honoured); a capped output must still be
 UTF-8 text (MUST: no code point cut), and SHOULD not end in half a redaction marker. Only runs whose
 collapsed sources (per the event's sourceCount) exceed the ceiling say anything about the cap.
+
+The driver compacts four multi-byte runs, then runs of secret-bearing sources with the cut aimed at the
+opening of a marker; each requirement is graded on every run that reached the cap.
 """
 
 import re
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from itertools import pairwise
+from typing import Any
 
 import pytest
 
-from conformance.compaction_checks import LABELS, Compaction, output_texts, read_output
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once
 from conformance.oracles.secrets import load_corpus
-from conformance.seams import entry
+from conformance.profiles.compaction.checks import LABELS, Compaction, output_texts
+from conformance.profiles.compaction.seams import CompactionSeams, entry
+from conformance.surfaces import ReadBack, read_output
 
 WITHIN = "rfc0012.limits.output-within-max"
 VALID = "rfc0012.limits.output-valid-utf8"
@@ -32,61 +41,73 @@ FILLER = (
     "was rotated after the quarterly audit, and the platform team updated the runbook, the alert "
     "routing and the on-call notes so that nobody pastes a live credential into a ticket again."
 )
+NEVER_ACTED = "no run collapsed enough sources (per sourceCount) to reach maxOutputBytes: the cap never acted"
 
 
-@pytest.mark.requirement(WITHIN, VALID, MARKER)
-def test_oversize_sources_are_capped_cleanly(ctx):
-    seams, block = ctx.compaction()
-    max_out = block.get("maxOutputBytes")
-    max_entry = ctx.discovery.memory()[0].get("maxEntrySizeBytes")
-    if not isinstance(max_out, int) or max_out < 1:
-        for rid in (WITHIN, VALID, MARKER):
-            ctx.block(rid, "maxOutputBytes not advertised")
-        return
-    # Multi-byte text, sized so the sources together exceed the ceiling by a wide margin and no
-    # single entry exceeds maxEntrySizeBytes. 3-byte and 4-byte characters make a naive byte cut land
-    # inside a code point almost surely.
+@dataclass(frozen=True)
+class Run:
+    """One over-size compaction: its sources, the answer, the output read back."""
+
+    entries: list[dict[str, Any]]
+    result: Compaction
+    read: ReadBack
+    aimed: str | None  # the label of a run aimed at a marker's opening
+
+    def texts(self) -> list[tuple[str, str]]:
+        return output_texts(self.result, self.read)
+
+
+@dataclass
+class Seen:
+    max_out: int = 0
+    unreachable: str = ""  # why no run can exceed the cap (then none was made)
+    runs: list[Run] = field(default_factory=list)
+    finished: bool = False
+
+
+def _compact(host: Driver, seams: CompactionSeams, seen: Seen, label: str, contents: list[str], aimed=None):
+    """Seed `contents` under a fresh memoryRef, compact it, read the output; the run's first text."""
+    ref = host.unique_ref(label)
+    entries = [entry(host.unique_id(f"{label.split('-')[0]}-{i}"), c) for i, c in enumerate(contents)]
+    seams.seed(ref, entries)
+    result = Compaction(seams.compact(ref))
+    run = Run(entries, result, read_output(seams, ref, result.output_id), aimed)
+    seen.runs.append(run)
+    texts = run.texts()
+    return texts[0][1] if texts else None
+
+
+def _multibyte_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any], seen: Seen) -> None:
+    """Multi-byte text, sized so the sources together exceed the ceiling by a wide margin and no single
+    entry exceeds maxEntrySizeBytes; four runs whose first entry is shifted by 0-3 ASCII bytes, so that
+    wherever a host cuts, at least two of the runs put the cut inside a multi-byte character."""
+    max_out, max_entry = seen.max_out, host.discovery.memory()[0].get("maxEntrySizeBytes")
     unit = "日本語テキスト🚀—"  # 7×3 + 4 + 3 = 28 bytes
     per_entry = min(max_out, max_entry if isinstance(max_entry, int) else max_out) // 2
     body = (unit * (per_entry // len(unit.encode("utf-8")) + 1))[: per_entry // 4]
     count = min(200, 4 + (2 * max_out) // max(1, len(body.encode("utf-8"))))
     max_in = block.get("maxInputEntries")
     compacted = min(count, max_in) if isinstance(max_in, int) and max_in > 0 else count
-    total = compacted * len(f"0: {body}".encode())
-    if total <= max_out:
-        reason = f"cannot exceed maxOutputBytes {max_out} with {count} entries under maxEntrySizeBytes"
-        for rid in (WITHIN, VALID, MARKER):
-            ctx.block(rid, reason)
-        return
-    # Four runs whose first entry is shifted by 0-3 ASCII bytes: wherever a host cuts, at least two
-    # of the runs put the cut inside a multi-byte character.
-    for shift in range(4):
-        ref = ctx.unique_ref(f"shift{shift}")
-        entries = [
-            entry(ctx.unique_id(f"big-{i}"), ("#" * shift if i == 0 else "") + f"{i}: {body}")
-            for i in range(count)
-        ]
-        seams.seed(ref, entries)
-        _check_capped(ctx, seams, ref, max_out, entries)
-    _check_markers_capped(ctx, seams, max_out, max_entry, max_in)
-    if not any(r.requirement == WITHIN for r in ctx.verdict.records):
-        reason = (
-            "no run collapsed enough sources (per sourceCount) to reach maxOutputBytes: the cap never acted"
+    if compacted * len(f"0: {body}".encode()) <= max_out:
+        seen.unreachable = (
+            f"cannot exceed maxOutputBytes {max_out} with {count} entries under maxEntrySizeBytes"
         )
-        for rid in (WITHIN, VALID, MARKER):
-            if rid not in ctx.verdict.marked:
-                ctx.ignored_input(rid, reason)
+        return
+    for shift in range(4):
+        contents = [("#" * shift if i == 0 else "") + f"{i}: {body}" for i in range(count)]
+        _compact(host, seams, seen, f"big-shift{shift}", contents)
 
 
-def _check_markers_capped(ctx, seams, max_out, max_entry, max_in):
+def _marker_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any], seen: Seen) -> None:
     """Sources with a key every few hundred bytes, with the cut aimed at the opening of a marker.
 
     A cut inside `[REDACTED:` is where a host that only drops an unclosed `[REDACTED:…` leaves
     `[REDA` behind. Where the cut lands depends on the host's marker labels and join, so a first
     run shows the layout (the marker, its period, where the cap fell) and the next runs shift the
-    sources so the cap keeps 1, 5, 9 and all but one byte of a marker. Every run is checked
-    whatever its layout; the aiming only makes the telling cuts happen.
+    sources so the cap keeps 1, 5, 9 and all but one byte of a marker.
     """
+    max_out, max_entry = seen.max_out, host.discovery.memory()[0].get("maxEntrySizeBytes")
+    max_in = block.get("maxInputEntries")
     key = next(s.value for s in load_corpus().secrets if s.kind == "aws-access-key")
     unit = f"{key} {FILLER}"
     limit = min(max_out, max_entry) if isinstance(max_entry, int) and max_entry > 0 else max_out
@@ -99,12 +120,9 @@ def _check_markers_capped(ctx, seams, max_out, max_entry, max_in):
     if compacted * least <= max_out:
         return  # cannot overflow the cap with these sources; the multi-byte runs stand as evidence
 
-    def run(shift, label):
-        ref = ctx.unique_ref(label)
-        pad = "#" * shift + " "
-        entries = [entry(ctx.unique_id(f"keys-{i}"), (pad if i == 0 else "") + body) for i in range(count)]
-        seams.seed(ref, entries)
-        return _check_capped(ctx, seams, ref, max_out, entries, aimed=label)
+    def run(shift: int, label: str) -> str | None:
+        contents = [("#" * shift + " " if i == 0 else "") + body for i in range(count)]
+        return _compact(host, seams, seen, label, contents, aimed=label)
 
     layout = _layout(run(0, "keys"), max_out)
     if layout is None:
@@ -116,7 +134,23 @@ def _check_markers_capped(ctx, seams, max_out, max_entry, max_in):
         run(shift, f"keys-shift{shift}")
 
 
-def _layout(text, max_out):
+def _drive(host: Driver, seen: Seen) -> None:
+    seams, block = host.compaction()
+    max_out = block.get("maxOutputBytes")
+    if not isinstance(max_out, int) or max_out < 1:
+        seen.unreachable = "maxOutputBytes not advertised"
+        return
+    seen.max_out = max_out
+    _multibyte_runs(host, seams, block, seen)
+    if not seen.unreachable:
+        _marker_runs(host, seams, block, seen)
+    seen.finished = True
+
+
+observed = drive_once(_drive, Seen)
+
+
+def _layout(text: str | None, max_out: int) -> tuple[bytes, int, int] | None:
     """The host's marker, the byte period of markers, and how many bytes of a marker the cap kept.
 
     `kept` assumes the host cut at exactly maxOutputBytes; it is negative when the cut fell in the
@@ -135,58 +169,85 @@ def _layout(text, max_out):
     return marker, period, max_out - (found[-1].start() + period)
 
 
-def _check_capped(ctx, seams, ref, max_out, entries, aimed=None):
-    result = Compaction(seams.compact(ref))
-    read = read_output(seams, ref, result.output_id)
-    texts = output_texts(result, read)
-    if not texts:
-        for rid in (WITHIN, VALID, MARKER):
-            ctx.block(rid, "neither outputContent nor a read surface shows the output")
-        return None
-    if not _cap_engaged(result, entries, max_out):
-        # The host collapsed too few sources to reach its ceiling: this run says nothing of the cap.
-        return texts[0][1]
-    for surface, text in texts:
-        label = LABELS[surface]
-        size = len(text.encode("utf-8", errors="surrogatepass"))
-        ctx.check(
-            WITHIN,
-            size <= max_out,
-            {
-                "maxOutputBytes": max_out,
-                "outputBytes": size,
-                "byteSize": result.payload.get("byteSize"),
-            },
-            surface=surface,
-            note=f"{label} output ≤ maxOutputBytes",
-        )
-        lone_surrogate = any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
-        ctx.check(
-            VALID,
-            REPLACEMENT not in text and not lone_surrogate,
-            {"tail": text[-40:], "replacementChars": text.count(REPLACEMENT), "run": aimed},
-            surface=surface,
-            note=f"{label} output: no U+FFFD introduced, no lone surrogate (no code point cut)",
-        )
-        partial = PARTIAL_MARKER.search(text)
-        ctx.check(
-            MARKER,
-            not partial,
-            {"tail": text[-40:], "partialMarker": partial.group() if partial else None, "run": aimed},
-            surface=surface,
-            note=f"{label} output: no marker cut in half (not even `[REDA`)",
-        )
-    return texts[0][1]
-
-
-def _cap_engaged(result, entries, max_out):
+def _cap_engaged(run: Run, max_out: int) -> bool:
     """Whether the sources this run collapsed (per sourceCount) exceed maxOutputBytes raw.
 
     Which sources a run collapses is the host's choice; a run that collapsed fewer than it takes to
     reach the ceiling cannot show how the host caps. An unreadable count is taken at its word: all.
     """
-    count = result.payload.get("sourceCount")
-    if not isinstance(count, int) or isinstance(count, bool) or count >= len(entries):
+    count = run.result.payload.get("sourceCount")
+    if not isinstance(count, int) or isinstance(count, bool) or count >= len(run.entries):
         return True
-    smallest = sorted(len(e["content"].encode("utf-8")) for e in entries)[: max(count, 0)]
+    smallest = sorted(len(e["content"].encode("utf-8")) for e in run.entries)[: max(count, 0)]
     return sum(smallest) > max_out
+
+
+def _grade(ctx: Scenario, seen: Seen, rid: str, check: Callable[[Run, str, str], None]) -> None:
+    """`check(run, surface, text)` on every output of a run that reached the cap; BLOCKED when none
+    could, ignored input when none did."""
+    if seen.unreachable:
+        ctx.block(rid, seen.unreachable)
+        return
+    engaged = False
+    for run in seen.runs:
+        texts = run.texts()
+        if not texts:
+            ctx.block(rid, "neither outputContent nor a read surface shows the output")
+        elif _cap_engaged(run, seen.max_out):
+            engaged = True
+            for surface, text in texts:
+                check(run, surface, text)
+    if seen.finished and not engaged and rid not in ctx.verdict.marked:
+        ctx.ignored_input(rid, NEVER_ACTED)
+
+
+@pytest.mark.requirement(WITHIN)
+def test_output_within_max(ctx, observed):
+    def check(run: Run, surface: str, text: str) -> None:
+        size = len(text.encode("utf-8", errors="surrogatepass"))
+        ctx.check(
+            WITHIN,
+            size <= seen.max_out,
+            {
+                "maxOutputBytes": seen.max_out,
+                "outputBytes": size,
+                "byteSize": run.result.payload.get("byteSize"),
+            },
+            surface=surface,
+            note=f"{LABELS[surface]} output ≤ maxOutputBytes",
+        )
+
+    with observed as seen:
+        _grade(ctx, seen, WITHIN, check)
+
+
+@pytest.mark.requirement(VALID)
+def test_output_valid_utf8(ctx, observed):
+    def check(run: Run, surface: str, text: str) -> None:
+        lone_surrogate = any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+        ctx.check(
+            VALID,
+            REPLACEMENT not in text and not lone_surrogate,
+            {"tail": text[-40:], "replacementChars": text.count(REPLACEMENT), "run": run.aimed},
+            surface=surface,
+            note=f"{LABELS[surface]} output: no U+FFFD introduced, no lone surrogate (no code point cut)",
+        )
+
+    with observed as seen:
+        _grade(ctx, seen, VALID, check)
+
+
+@pytest.mark.requirement(MARKER)
+def test_marker_not_cut(ctx, observed):
+    def check(run: Run, surface: str, text: str) -> None:
+        partial = PARTIAL_MARKER.search(text)
+        ctx.check(
+            MARKER,
+            not partial,
+            {"tail": text[-40:], "partialMarker": partial.group() if partial else None, "run": run.aimed},
+            surface=surface,
+            note=f"{LABELS[surface]} output: no marker cut in half (not even `[REDA`)",
+        )
+
+    with observed as seen:
+        _grade(ctx, seen, MARKER, check)

@@ -7,24 +7,26 @@ entries are; the seed answer echoing it; or, lacking both, the compaction leavin
 the input had no observable effect and the requirement is BLOCKED (`ignored_input`), never FAIL.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
-from conformance.compaction_checks import Compaction, read_output
-from conformance.seams import entry
+from conformance.client import Reply
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once
+from conformance.profiles.compaction.checks import Compaction
+from conformance.profiles.compaction.seams import entry
+from conformance.surfaces import ReadBack, read_output
 
 EXPIRED_NOT_READABLE = "rfc0004.E.expired-not-readable"
 EXPIRED_EXCLUDED = "rfc0012.B.expired-excluded"
+READABLE, MATCHES = "rfc0012.B.outputId-readable", "rfc0012.B.output-content-matches"
 
 
-def _past() -> str:
-    return (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-
-
-def _future() -> str:
-    return (datetime.now(UTC) + timedelta(days=30)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.000Z")
 
 
 @dataclass(frozen=True)
@@ -36,167 +38,243 @@ class Expiry:
     reason: str
 
 
-def _seed_answer_view(seed_reply, expired_id: str, past: str, live: list[str]) -> Expiry | None:
+@dataclass
+class Seen:
+    """Seed (three live entries, one expired), read the scope back, compact, read the output."""
+
+    ref: str = ""
+    live: list[str] = field(default_factory=list)
+    expired: str = ""
+    expired_text: str = ""
+    past: str = ""
+    seed_reply: Reply | None = None
+    listing: Reply | None = None
+    direct: Reply | None = None  # GET of the expired entry, when the list answered
+    routed: bool = False  # the read route was looked at (the list, and the entry when it answered)
+    result: Compaction | None = None
+    read: ReadBack | None = None
+
+
+def _drive(host: Driver, seen: Seen) -> None:
+    seams, _ = host.compaction()
+    seen.ref = host.unique_ref()
+    seen.live = [host.unique_id("live-a"), host.unique_id("live-b"), host.unique_id("live-c")]
+    seen.expired = host.unique_id("expired")
+    seen.expired_text = "EXPIRED-NOTE-do-not-carry " + seen.expired
+    now = datetime.now(UTC)
+    seen.past = _stamp(now - timedelta(days=1))
+    seen.seed_reply = seams.seed(
+        seen.ref,
+        [
+            entry(
+                seen.live[0],
+                "Live note one about the release checklist.",
+                expires_at=_stamp(now + timedelta(days=30)),
+            ),
+            entry(seen.expired, seen.expired_text, expires_at=seen.past),
+            entry(seen.live[1], "Live note two about the on-call rota."),
+            entry(seen.live[2], "Live note three about the budget review."),
+        ],
+    )
+    seen.listing = seams.list_entries(seen.ref)
+    if seen.listing.status == 200 and isinstance(seen.listing.body, dict):
+        seen.direct = seams.read_entry(seen.ref, seen.expired)
+    seen.routed = True
+    seen.result = Compaction(seams.compact(seen.ref))
+    seen.read = read_output(seams, seen.ref, seen.result.output_id)
+
+
+observed = drive_once(_drive, Seen)
+
+
+def _seed_answer_view(seen: Seen) -> Expiry | None:
     """The seed answer, when it says something: echoing the expiry, or not planting the entry."""
-    body = seed_reply.body if isinstance(seed_reply.body, dict) else {}
+    reply, live = seen.seed_reply, seen.live
+    body = reply.body if isinstance(reply.body, dict) else {}
     planted = body.get("plantedIds")
-    if isinstance(planted, list) and expired_id not in planted:
+    if isinstance(planted, list) and seen.expired not in planted:
         return Expiry(False, f"the seed answer does not list the expired entry as planted ({planted[:5]})")
     if body.get("seeded") == len(live):
         return Expiry(False, f"the seed answer counts {len(live)} planted entries of {len(live) + 1}")
-    if past in seed_reply.text:
+    if seen.past in reply.text:
         return Expiry(True, "the seed answer echoes the expiresAt")
     return None
 
 
-def _read_route_view(ctx, seams, ref, live, expired_id) -> Expiry | None:
-    """Grade RFC 0004 §E on the read route and say what it showed of the expiry (None: no route)."""
-    listing = seams.list_entries(ref)
-    if listing.status != 200 or not isinstance(listing.body, dict):
-        ctx.block(EXPIRED_NOT_READABLE, f"no read surface (GET /v1/memory/… → {listing.status})")
-        return None
+@dataclass(frozen=True)
+class Route:
+    """What the read route shows of the expired seed (`expiry` None: no read route) and how RFC 0004 §E
+    is graded from it: a check (`passed`, `evidence`, `note`), or a block or ignored-input reason."""
+
+    expiry: Expiry | None
+    passed: bool | None = None
+    evidence: dict[str, Any] | None = None
+    note: str = ""
+    blocked: str = ""
+    ignored: str = ""
+
+
+def _route(seen: Seen) -> Route:
+    listing = seen.listing
+    if seen.direct is None:
+        return Route(None, blocked=f"no read surface (GET /v1/memory/… → {listing.status})")
     rows = {e.get("id"): e for e in listing.body.get("entries") or [] if isinstance(e, dict)}
-    direct = seams.read_entry(ref, expired_id)
-    seen = rows.get(expired_id) or (
+    direct = seen.direct
+    shown = rows.get(seen.expired) or (
         direct.body if direct.status == 200 and isinstance(direct.body, dict) else None
     )
     evidence = {"listedIds": sorted(map(str, rows))[:10], "getExpired": direct.summary()}
-    if seen is not None:
-        if seen.get("expiresAt") is None:
+    if shown is not None:
+        if shown.get("expiresAt") is None:
             reason = (
                 "the host dropped expiresAt: the expired seed reads back without one "
                 "(expiresAt is not in the canonical seed shape)"
             )
-            ctx.ignored_input(EXPIRED_NOT_READABLE, reason)
-            return Expiry(False, reason)
-        ctx.check(
-            EXPIRED_NOT_READABLE,
-            False,
-            dict(evidence, expiresAt=seen.get("expiresAt")),
-            surface="read-route",
+            return Route(Expiry(False, reason), ignored=reason)
+        return Route(
+            Expiry(True, "the read route shows the entry with its past expiresAt"),
+            passed=False,
+            evidence=dict(evidence, expiresAt=shown.get("expiresAt")),
             note="an entry stored with a past expiresAt is listed or readable",
         )
-        return Expiry(True, "the read route shows the entry with its past expiresAt")
-    if not set(live) & set(rows):
+    if not set(seen.live) & set(rows):
         reason = (
             "the read route lists none of the live entries seeded, so an absent expired one shows nothing"
         )
-        ctx.block(EXPIRED_NOT_READABLE, reason)
-        return Expiry(None, reason)
-    ctx.check(
-        EXPIRED_NOT_READABLE,
-        direct.status in (404, 410),
-        evidence,
-        surface="read-route",
+        return Route(Expiry(None, reason), blocked=reason)
+    return Route(
+        Expiry(True, "the read route hides the expired entry and lists the live ones"),
+        passed=direct.status in (404, 410),
+        evidence=evidence,
         note="an entry past expiresAt is neither listed nor readable (the live ones are listed)",
     )
-    return Expiry(True, "the read route hides the expired entry and lists the live ones")
 
 
-@pytest.mark.requirement(
-    "rfc0012.B.outputId-readable",
-    "rfc0012.B.output-content-matches",
-    EXPIRED_EXCLUDED,
-    EXPIRED_NOT_READABLE,
-)
-def test_output_readable_and_expired_sources_excluded(ctx):
-    seams, _ = ctx.compaction()
-    ref = ctx.unique_ref()
-    live = [ctx.unique_id("live-a"), ctx.unique_id("live-b"), ctx.unique_id("live-c")]
-    expired = ctx.unique_id("expired")
-    expired_text = "EXPIRED-NOTE-do-not-carry " + expired
-    past = _past()
-    seed_reply = seams.seed(
-        ref,
-        [
-            entry(live[0], "Live note one about the release checklist.", expires_at=_future()),
-            entry(expired, expired_text, expires_at=past),
-            entry(live[1], "Live note two about the on-call rota."),
-            entry(live[2], "Live note three about the budget review."),
-        ],
-    )
-    expiry = _seed_answer_view(seed_reply, expired, past, live)
-    routed = _read_route_view(ctx, seams, ref, live, expired)
+@pytest.mark.requirement(EXPIRED_NOT_READABLE)
+def test_expired_not_readable(ctx, observed):
+    with observed as seen:
+        if not seen.routed:
+            return
+        route = _route(seen)
+        if route.blocked:
+            ctx.block(EXPIRED_NOT_READABLE, route.blocked)
+        elif route.ignored:
+            ctx.ignored_input(EXPIRED_NOT_READABLE, route.ignored)
+        else:
+            ctx.check(
+                EXPIRED_NOT_READABLE, route.passed, route.evidence, surface="read-route", note=route.note
+            )
+
+
+def _expiry(seen: Seen) -> Expiry:
+    """How the expired seed was stored, from the seed answer and the read route."""
+    expiry, routed = _seed_answer_view(seen), _route(seen).expiry
     if expiry is None or (routed is not None and routed.stored is False):
         expiry = routed or Expiry(None, "no read route, and the seed answer echoes no expiresAt")
-    result = Compaction(seams.compact(ref))
-    read = read_output(seams, ref, result.output_id)
-    _check_expired_excluded(ctx, result, read, expiry, live, expired, expired_text)
-    _check_output_readable(ctx, result, read)
+    return expiry
 
 
-def _check_expired_excluded(ctx, result, read, expiry, live, expired, expired_text):
-    listed = result.source_ids
-    count = result.payload.get("sourceCount")
-    left_out = (
-        expired not in (listed or [])
-        and expired_text not in (result.output_content or "")
-        and (listed is not None or (isinstance(count, int) and count <= len(live)))
+def _left_out(seen: Seen) -> bool:
+    result = seen.result
+    listed, count = result.source_ids, result.payload.get("sourceCount")
+    return (
+        seen.expired not in (listed or [])
+        and seen.expired_text not in (result.output_content or "")
+        and (listed is not None or (isinstance(count, int) and count <= len(seen.live)))
     )
+
+
+def _excluded_input_ignored(ctx: Scenario, expiry: Expiry, left_out: bool) -> bool:
     if expiry.stored is False:
         ctx.ignored_input(
             EXPIRED_EXCLUDED, f"the expired seed was not observably stored as expired: {expiry.reason}"
         )
-        return
+        return True
     if expiry.stored is None and not left_out:
         ctx.ignored_input(
             EXPIRED_EXCLUDED,
             "nothing observable shows the entry was stored as expired "
             f"({expiry.reason}); the compaction took it as a live entry",
         )
-        return
-    ctx.check(
-        EXPIRED_EXCLUDED,
-        left_out,
-        {
-            "sourceCount": count,
-            "sourceIds": listed,
-            "live": live,
-            "expired": expired,
-            "stored": expiry.reason,
-        },
-        surface="seam-answer",
-        note="the expired seed is not among the sources, not counted, and its text is not in the output",
-    )
-    if read.entry is not None:
+        return True
+    return False
+
+
+@pytest.mark.requirement(EXPIRED_EXCLUDED)
+def test_expired_excluded(ctx, observed):
+    with observed as seen:
+        if seen.read is None:
+            return
+        expiry, left_out, result = _expiry(seen), _left_out(seen), seen.result
+        if _excluded_input_ignored(ctx, expiry, left_out):
+            return
         ctx.check(
             EXPIRED_EXCLUDED,
-            expired_text not in str(read.entry.get("content")),
-            {"readBack": str(read.entry.get("content"))[:200]},
-            surface="read-route",
-            note="the compacted entry read back carries none of the expired seed's text",
+            left_out,
+            {
+                "sourceCount": result.payload.get("sourceCount"),
+                "sourceIds": result.source_ids,
+                "live": seen.live,
+                "expired": seen.expired,
+                "stored": expiry.reason,
+            },
+            surface="seam-answer",
+            note="the expired seed is not among the sources, not counted, and its text is not in the output",
         )
+        if seen.read.entry is not None:
+            ctx.check(
+                EXPIRED_EXCLUDED,
+                seen.expired_text not in str(seen.read.entry.get("content")),
+                {"readBack": str(seen.read.entry.get("content"))[:200]},
+                surface="read-route",
+                note="the compacted entry read back carries none of the expired seed's text",
+            )
 
 
-def _check_output_readable(ctx, result, read):
-    if read.surface_absent:
-        ctx.block("rfc0012.B.outputId-readable", "the host offers no read surface (GET /v1/memory/… → 404)")
-        ctx.block("rfc0012.B.output-content-matches", "the host offers no read surface")
-        return
-    ctx.check(
-        "rfc0012.B.outputId-readable",
-        read.entry is not None,
-        read.evidence,
-        surface="read-route",
-        note="GET outputId → 200 MemoryEntry",
-    )
-    if read.entry is None:
-        ctx.block("rfc0012.B.output-content-matches", "outputId could not be read back")
-        return
-    ctx.check_schema(
-        "rfc0012.B.outputId-readable",
-        "memory-entry",
-        read.entry,
-        surface="read-route",
-        note="what GET returns is a valid MemoryEntry",
-    )
-    if result.output_content is None:
-        ctx.block("rfc0012.B.output-content-matches", "the seam answer carries no outputContent to compare")
-        return
-    ctx.check(
-        "rfc0012.B.output-content-matches",
-        read.entry.get("content") == result.output_content and read.entry.get("id") == result.output_id,
-        {"echoed": result.output_content[:200], "readBack": str(read.entry.get("content"))[:200]},
-        surface="read-route",
-        note="read-back content equals the echoed outputContent",
-    )
+@pytest.mark.requirement(READABLE)
+def test_outputid_readable(ctx, observed):
+    with observed as seen:
+        if seen.read is None:
+            return
+        read = seen.read
+        if read.surface_absent:
+            ctx.block(READABLE, "the host offers no read surface (GET /v1/memory/… → 404)")
+            return
+        ctx.check(
+            READABLE,
+            read.entry is not None,
+            read.evidence,
+            surface="read-route",
+            note="GET outputId → 200 MemoryEntry",
+        )
+        if read.entry is not None:
+            ctx.check_schema(
+                READABLE,
+                "memory-entry",
+                read.entry,
+                surface="read-route",
+                note="what GET returns is a valid MemoryEntry",
+            )
+
+
+@pytest.mark.requirement(MATCHES)
+def test_output_content_matches(ctx, observed):
+    with observed as seen:
+        if seen.read is None:
+            return
+        read, result = seen.read, seen.result
+        if read.surface_absent:
+            ctx.block(MATCHES, "the host offers no read surface")
+        elif read.entry is None:
+            ctx.block(MATCHES, "outputId could not be read back")
+        elif result.output_content is None:
+            ctx.block(MATCHES, "the seam answer carries no outputContent to compare")
+        else:
+            ctx.check(
+                MATCHES,
+                read.entry.get("content") == result.output_content
+                and read.entry.get("id") == result.output_id,
+                {"echoed": result.output_content[:200], "readBack": str(read.entry.get("content"))[:200]},
+                surface="read-route",
+                note="read-back content equals the echoed outputContent",
+            )

@@ -3,7 +3,8 @@ scenarios/common/)."""
 
 import pytest
 
-from conformance.seams import ABSENT, COMPACT, SEED
+from conformance.profiles.compaction.seams import COMPACT, SEED
+from conformance.surfaces import ABSENT
 
 REACHABLE = "rfc0012.seam.reachable"
 REFUSED = (401, 403)

@@ -3,106 +3,131 @@
 Which live entries a run collapses is the host's choice (§A maxInputEntries, §E), so every check is
 against the count the event reports: ids listed are seeded ids, one per collapsed source, and they
 may be left out only when that count exceeds 100. Each check is made on the seam's answer and on
-the logged event when the host keeps one.
+the logged event when the host keeps one. One compaction of 100 and one of 101 sources per module;
+each requirement is graded on each side of the line (`[100]`, `[101]`).
 """
+
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
-from conformance.compaction_checks import LABELS, Compaction, logged_event, payload_views
-from conformance.seams import entry
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_each, per_requirement
+from conformance.profiles.compaction.checks import LABELS, Compaction, logged_event, payload_views
+from conformance.profiles.compaction.seams import entry
 
 OMITTED = "rfc0012.B.sourceIds-omitted-only-above-100"
 EXHAUSTIVE = "rfc0012.B.sourceIds-exhaustive"
 UNIQUE = "rfc0012.B.sourceIds-unique"
+SIDES = (100, 101)
 
 
-def _compact_n(ctx, seams, n):
-    ref = ctx.unique_ref(f"n{n}")
-    ids = [f"bulk-{i:03d}-{ctx.unique_id('s')}" for i in range(n)]
-    seams.seed(
-        ref,
-        [entry(i, f"Bulk note number {k} about routine maintenance.") for k, i in enumerate(ids)],
-    )
-    result = Compaction(seams.compact(ref))
-    return ids, payload_views(result, logged_event(seams, result.output_id))
+@dataclass
+class Seen:
+    unreachable: str = ""  # why maxInputEntries keeps a run from collapsing 101 sources
+    ids: list[str] = field(default_factory=list)
+    views: list[tuple[str, dict[str, Any]]] | None = None  # the payload per surface, once observed
 
 
-def _unreachable(ctx, block, *requirement_ids):
-    """True (and BLOCKED) when maxInputEntries keeps a run from collapsing 101 sources."""
-    cap = block.get("maxInputEntries")
-    if isinstance(cap, int) and cap < 101:
-        for rid in requirement_ids:
-            ctx.block(rid, f"maxInputEntries {cap} < 101: the boundary is not reachable")
-        return True
-    return False
+def _compacting(n: int):
+    def drive(host: Driver, seen: Seen) -> None:
+        seams, block = host.compaction()
+        cap = block.get("maxInputEntries")
+        if isinstance(cap, int) and cap < 101:
+            seen.unreachable = f"maxInputEntries {cap} < 101: the boundary is not reachable"
+            return
+        ref = host.unique_ref(f"n{n}")
+        seen.ids = [f"bulk-{i:03d}-{host.unique_id('s')}" for i in range(n)]
+        seams.seed(
+            ref,
+            [entry(i, f"Bulk note number {k} about routine maintenance.") for k, i in enumerate(seen.ids)],
+        )
+        result = Compaction(seams.compact(ref))
+        seen.views = payload_views(result, logged_event(seams, result.output_id))
+
+    drive.__name__ = f"compact_{n}_sources"
+    return drive
 
 
-def _listed(payload):
+observed = drive_each({n: _compacting(n) for n in SIDES}, Seen)
+
+
+def _listed(payload: dict[str, Any]) -> list[Any] | None:
     value = payload.get("sourceIds")
     return value if isinstance(value, list) else None
 
 
-def _check_listed(ctx, surface, payload, ids):
-    """Present ids: seeded ones only, each once, one per collapsed source (no 'and N more')."""
-    listed, count = _listed(payload), payload.get("sourceCount")
-    label = LABELS[surface]
-    distinct = set(map(str, listed))
+def _views(ctx: Scenario, seen: Seen, rid: str) -> list[tuple[str, dict[str, Any]]]:
+    """The payloads to grade (BLOCKED when the boundary is out of reach)."""
+    if seen.unreachable:
+        ctx.block(rid, seen.unreachable)
+    return seen.views or []
+
+
+def _omitted_above_100(ctx: Scenario, seen: Seen, n: int) -> bool:
+    """Whether, above 100, every surface omitted sourceIds (allowed): nothing to enumerate then."""
+    views = seen.views or []
+    return n > 100 and bool(views) and all(_listed(p) is None for _, p in views)
+
+
+@pytest.mark.parametrize("n", SIDES)
+@pytest.mark.requirement(OMITTED)
+def test_sourceids_omitted_only_above_100(ctx, observed, n):
+    with observed[n] as seen:
+        for surface, payload in _views(ctx, seen, OMITTED):
+            count = payload.get("sourceCount")
+            ctx.check(
+                OMITTED,
+                _listed(payload) is not None or (isinstance(count, int) and 100 < count <= len(seen.ids)),
+                {
+                    "seeded": len(seen.ids),
+                    "sourceCount": count,
+                    "sourceIdsPresent": _listed(payload) is not None,
+                },
+                surface=surface,
+                note=f"{LABELS[surface]}: sourceIds omitted only when more than 100 sources were collapsed",
+            )
+
+
+def _exhaustive(ctx: Scenario, surface: str, payload: dict[str, Any], listed: list[Any], seen: Seen) -> None:
+    """Present ids: seeded ones only, one per collapsed source (no 'and N more')."""
+    count, distinct = payload.get("sourceCount"), set(map(str, listed))
     ctx.check(
         EXHAUSTIVE,
-        distinct <= set(ids) and len(distinct) == count,
+        distinct <= set(seen.ids) and len(distinct) == count,
         {
-            "seeded": len(ids),
+            "seeded": len(seen.ids),
             "listed": len(listed),
             "sourceCount": count,
-            "foreign": sorted(distinct - set(ids))[:5],
+            "foreign": sorted(distinct - set(seen.ids))[:5],
         },
         surface=surface,
-        note=f"{label}: sourceIds are seeded ids, one per collapsed source",
+        note=f"{LABELS[surface]}: sourceIds are seeded ids, one per collapsed source",
     )
+
+
+def _unique(ctx: Scenario, surface: str, payload: dict[str, Any], listed: list[Any], _seen: Seen) -> None:
+    count, distinct = payload.get("sourceCount"), set(map(str, listed))
     ctx.check(
         UNIQUE,
         len(listed) == len(distinct) == count,
         {"listed": len(listed), "distinct": len(distinct), "sourceCount": count},
         surface=surface,
-        note=f"{label}: no duplicates; len(sourceIds) == sourceCount",
+        note=f"{LABELS[surface]}: no duplicates; len(sourceIds) == sourceCount",
     )
 
 
-def _check_omission(ctx, surface, payload, seeded):
-    listed, count = _listed(payload), payload.get("sourceCount")
-    collapsed_over_100 = isinstance(count, int) and 100 < count <= seeded
-    ctx.check(
-        OMITTED,
-        listed is not None or collapsed_over_100,
-        {"seeded": seeded, "sourceCount": count, "sourceIdsPresent": listed is not None},
-        surface=surface,
-        note=f"{LABELS[surface]}: sourceIds omitted only when more than 100 sources were collapsed",
-    )
+LISTED = {EXHAUSTIVE: _exhaustive, UNIQUE: _unique}
 
 
-@pytest.mark.requirement(OMITTED, EXHAUSTIVE, UNIQUE)
-def test_source_ids_present_at_100(ctx):
-    seams, block = ctx.compaction()
-    if _unreachable(ctx, block, OMITTED, EXHAUSTIVE, UNIQUE):
-        return
-    ids, views = _compact_n(ctx, seams, 100)
-    for surface, payload in views:
-        _check_omission(ctx, surface, payload, len(ids))
-        if _listed(payload) is not None:
-            _check_listed(ctx, surface, payload, ids)
-
-
-@pytest.mark.requirement(OMITTED, EXHAUSTIVE, UNIQUE)
-def test_source_ids_above_100_exhaustive_when_present(ctx):
-    seams, block = ctx.compaction()
-    if _unreachable(ctx, block, OMITTED, EXHAUSTIVE, UNIQUE):
-        return
-    ids, views = _compact_n(ctx, seams, 101)
-    for surface, payload in views:
-        _check_omission(ctx, surface, payload, len(ids))
-        if _listed(payload) is not None:
-            _check_listed(ctx, surface, payload, ids)
-    if all(_listed(p) is None for _, p in views):
-        reason = "sourceIds omitted above 100 sources (allowed): nothing to enumerate"
-        ctx.inapplicable(EXHAUSTIVE, reason)
-        ctx.inapplicable(UNIQUE, reason)
+@pytest.mark.parametrize("n", SIDES)
+@per_requirement(LISTED)
+def test_listed_sourceids(ctx, observed, rid, n):
+    """Where sourceIds are listed: seeded ids, one per collapsed source, each once."""
+    with observed[n] as seen:
+        for surface, payload in _views(ctx, seen, rid):
+            if (listed := _listed(payload)) is not None:
+                LISTED[rid](ctx, surface, payload, listed, seen)
+        if _omitted_above_100(ctx, seen, n):
+            ctx.inapplicable(rid, "sourceIds omitted above 100 sources (allowed): nothing to enumerate")

@@ -5,132 +5,181 @@ host applies to the *derived* content stands between the corpus and the output. 
 scanned: the seam's answer, the entry read back, its tags, and the logged event. Each requirement
 counts only the surfaces its sentence is about: the answer for the echo, the read route for the
 persisted entry, the read route or the event log for the entry's tags (the seam's echo carries no
-tags, so a host with neither gives BLOCKED, not PASS).
+tags, so a host with neither gives BLOCKED, not PASS). The corpus sentences and the checks are the
+shared SR-1 oracle's (conformance/oracles/sr1.py).
 """
 
 import json
-import re
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
-from conformance.compaction_checks import LABELS, Compaction, logged_event, output_texts, read_output
-from conformance.oracles.secrets import find_form_leaks, find_leaks, load_corpus, markers
-from conformance.seams import entry
+from conformance.client import Reply
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once, per_requirement
+from conformance.oracles import sr1
+from conformance.oracles.secrets import Corpus
+from conformance.profiles.compaction.checks import LABELS, Compaction, LoggedEvent, logged_event, output_texts
+from conformance.profiles.compaction.seams import entry
+from conformance.surfaces import ReadBack, read_output
 
-FRAME = "Ticket {n}: the deploy used "
-TAGS = "rfc0012.D.no-secret-in-tags"
-CONTENT_RULES = (
-    "rfc0012.D.markers-present",
-    "rfc0012.D.prose-survives",
-    "rfc0012.D.prose-verbatim",
-    "rfc0012.D.form-leaks-recanonicalized",
-    "rfc0012.D.split-secret",
-    "rfc0012.D.registered-secret-redacted",
-)
-MARKER_RE = re.compile(r"\[REDACTED:[^\]]*\]")
-
-
-def _plan(ctx, corpus):
-    """The seeded entries: prose, secrets in framing sentences, form leaks, a split secret, tags."""
-    entries, framed = [], {}
-    for n, prose in enumerate(corpus.prose):
-        entries.append(entry(ctx.unique_id(f"prose-{n}"), prose))
-    for n, secret in enumerate(corpus.secrets):
-        framed[secret.id] = FRAME.format(n=n)
-        entries.append(entry(ctx.unique_id(f"secret-{n}"), f"{FRAME.format(n=n)}{secret.value} yesterday."))
-    for n, leak in enumerate(corpus.form_leaks):
-        entries.append(
-            entry(ctx.unique_id(f"form-{n}"), f"User confirmed: {leak.value} during the incident.")
-        )
-    split = corpus.split
-    entries.append(entry(ctx.unique_id("split-head"), f"Rotation log continues: {split.head}"))
-    entries.append(entry(ctx.unique_id("split-tail"), f"{split.tail} was the value before rotation."))
-    for n, secret in enumerate(corpus.tag_secrets):
-        entries.append(
-            entry(
-                ctx.unique_id(f"tagged-{n}"),
-                f"Tagged note {n} about the CI runners.",
-                tags=[f"token:{secret.value}", "ci"],
-            )
-        )
-    registered = corpus.registered
-    entries.append(
-        entry(
-            ctx.unique_id("byok"),
-            f"Vault note: the staging passphrase is {registered.value} for now.",
-        )
-    )
-    return entries, framed
-
-
-@pytest.mark.requirement(
+ECHO, READBACK, TAGS = (
     "rfc0012.D.no-secret-echo",
     "rfc0012.D.no-secret-readback",
-    *CONTENT_RULES,
-    TAGS,
+    "rfc0012.D.no-secret-in-tags",
 )
-def test_sr1_carried_forward_through_compaction(ctx):
-    seams, _ = ctx.compaction()
-    corpus = load_corpus()
-    ref = ctx.unique_ref()
-    entries, framed = _plan(ctx, corpus)
-    seams.seed(ref, entries)
-    _source_tags_kept(ctx, seams, ref, entries)
-    registered = corpus.registered
+MARKERS, PROSE, VERBATIM = "rfc0012.D.markers-present", "rfc0012.D.prose-survives", "rfc0012.D.prose-verbatim"
+FORMS, SPLIT = "rfc0012.D.form-leaks-recanonicalized", "rfc0012.D.split-secret"
+REGISTERED = "rfc0012.D.registered-secret-redacted"
+
+
+@dataclass
+class Seen:
+    """One compaction of the SR-1 corpus (None: the driver stopped before that step)."""
+
+    plan: sr1.Plan = field(default_factory=sr1.plan)
+    ref: str = ""
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    source_tags: Reply | None = None  # a tagged source read back before the run
+    registered: bool | None = None
+    result: Compaction | None = None
+    read: ReadBack | None = None
+    logged: LoggedEvent | None = None  # looked up last, after everything else was graded
+
+    @property
+    def corpus(self) -> Corpus:
+        return self.plan.corpus
+
+
+def _entries(host: Driver, plan: sr1.Plan) -> list[dict[str, Any]]:
+    """The seeded entries: prose, secrets in framing sentences, form leaks, a split secret, tags."""
+    corpus = plan.corpus
+    entries = [entry(host.unique_id(f"prose-{n}"), prose) for n, prose in enumerate(plan.prose)]
+    entries += [entry(host.unique_id(f"secret-{n}"), text) for n, (_, text) in enumerate(plan.framed)]
+    entries += [entry(host.unique_id(f"form-{n}"), text) for n, text in enumerate(plan.form_leaks)]
+    entries += [entry(host.unique_id("split-head"), plan.split_head)]
+    entries += [entry(host.unique_id("split-tail"), plan.split_tail)]
+    entries += [
+        entry(
+            host.unique_id(f"tagged-{n}"),
+            f"Tagged note {n} about the CI runners.",
+            tags=[f"token:{s.value}", "ci"],
+        )
+        for n, s in enumerate(corpus.tag_secrets)
+    ]
+    return [*entries, entry(host.unique_id("byok"), plan.registered)]
+
+
+def _drive(host: Driver, seen: Seen) -> None:
+    seams, _ = host.compaction()
+    seen.ref = host.unique_ref()
+    seen.entries = _entries(host, seen.plan)
+    seams.seed(seen.ref, seen.entries)
+    # A tag secret proves nothing if the seed dropped the tags: read one tagged source back first.
+    seen.source_tags = seams.read_entry(seen.ref, next(e for e in seen.entries if e.get("tags"))["id"])
     # Registered after seeding: only compaction-time redaction can know this secret.
-    has_registry = seams.register_secret(registered.secret_id, registered.value)
-
-    result = Compaction(seams.compact(ref))
-    read = read_output(seams, ref, result.output_id)
-    plain = _collapsed_secrets(ctx, corpus, entries, result)
-    for sid, secret in plain.items():
-        leaks = find_leaks(result.reply.text, {sid: secret})
-        ctx.check(
-            "rfc0012.D.no-secret-echo",
-            not leaks,
-            {"secret": sid, "leaks": [leak.__dict__ for leak in leaks]},
-            surface="seam-answer",
-            note=f"{sid} absent from the answer",
-        )
-    _check_readback(ctx, read, plain)
-    texts = output_texts(result, read)
-    if not texts:
-        for rid in CONTENT_RULES:
-            ctx.block(rid, "neither outputContent nor a read surface shows the compacted content")
-    for surface, text in texts:
-        _check_content(ctx, corpus, framed, surface, text, has_registry)
-    if not has_registry:
-        ctx.block(
-            "rfc0012.D.registered-secret-redacted",
-            "the host offers no BYOK registration seam (POST /v1/test/secrets → 404)",
-        )
-    _check_tags(ctx, seams, result, read, {s.id: s.sensitive for s in corpus.tag_secrets})
+    seen.registered = sr1.register(seams, seen.corpus)
+    seen.result = Compaction(seams.compact(seen.ref))
+    seen.read = read_output(seams, seen.ref, seen.result.output_id)
+    seen.logged = logged_event(seams, seen.result.output_id)
 
 
-def _collapsed_secrets(ctx, corpus, entries, result):
+observed = drive_once(_drive, Seen)
+
+
+def _collapsed_secrets(ctx: Scenario, seen: Seen, requirement_id: str) -> dict[str, str]:
     """The corpus secrets whose source the run collapsed (all, when the event lists no sourceIds).
 
     Which entries a run collapses is the host's choice: a secret left out of the run cannot leak
     through it, so only the collapsed ones are evidence, and none at all is BLOCKED.
     """
-    listed = result.source_ids
+    listed, corpus = seen.result.source_ids, seen.corpus
     secrets = {s.id: s.sensitive for s in corpus.secrets}
     if listed is None:
         return secrets
     collapsed = set(map(str, listed))
-    by_value = {s.id: next(e["id"] for e in entries if s.value in e["content"]) for s in corpus.secrets}
+    by_value = {s.id: next(e["id"] for e in seen.entries if s.value in e["content"]) for s in corpus.secrets}
     kept = {sid: value for sid, value in secrets.items() if by_value[sid] in collapsed}
     if not kept:
-        reason = "the run collapsed none of the secret-bearing sources (per its sourceIds)"
-        ctx.ignored_input("rfc0012.D.no-secret-echo", reason)
-        ctx.ignored_input("rfc0012.D.no-secret-readback", reason)
+        ctx.ignored_input(
+            requirement_id, "the run collapsed none of the secret-bearing sources (per its sourceIds)"
+        )
     return kept
 
 
-def _source_tags_kept(ctx, seams, ref, entries):
-    """A tag secret proves nothing if the seed dropped the tags: read one tagged source back first."""
-    tagged = next(e for e in entries if e.get("tags"))
-    reply = seams.read_entry(ref, tagged["id"])
+@pytest.mark.requirement(ECHO)
+def test_no_secret_echo(ctx, observed):
+    with observed as seen:
+        if seen.read is None:
+            return
+        for sid, secret in _collapsed_secrets(ctx, seen, ECHO).items():
+            sr1.check_no_leak(
+                ctx,
+                ECHO,
+                "seam-answer",
+                "answer",
+                seen.result.reply.text,
+                {sid: secret},
+                f"{sid} absent from the answer",
+            )
+
+
+@pytest.mark.requirement(READBACK)
+def test_no_secret_readback(ctx, observed):
+    with observed as seen:
+        if seen.read is None:
+            return
+        plain = _collapsed_secrets(ctx, seen, READBACK)
+        if seen.read.entry is None:
+            reason = (
+                "no read surface"
+                if seen.read.surface_absent
+                else f"output not readable: {seen.read.evidence}"
+            )
+            ctx.block(READBACK, reason)
+            return
+        stored = json.dumps(seen.read.entry, ensure_ascii=False)
+        for sid, secret in plain.items():
+            sr1.check_no_leak(
+                ctx,
+                READBACK,
+                "read-route",
+                "read back",
+                stored,
+                {sid: secret},
+                f"{sid} absent from the persisted entry",
+            )
+
+
+def _content(seen: Seen) -> list[tuple[str, str, str]] | None:
+    """The compacted content as each surface shows it, once the output was read (None before)."""
+    if seen.read is None:
+        return None
+    return [(surface, LABELS[surface], text) for surface, text in output_texts(seen.result, seen.read)]
+
+
+UNSEEN = "neither outputContent nor a read surface shows the compacted content"
+CONTENT = sr1.text_checks(markers=MARKERS, beside=PROSE, verbatim=VERBATIM, forms=FORMS, split=SPLIT)
+
+
+@per_requirement(CONTENT)
+def test_compacted_content(ctx, observed, rid):
+    """Markers in place, text beside them, the prose verbatim, no form leak, no split secret."""
+    with observed as seen:
+        sr1.grade_texts(ctx, rid, _content(seen), CONTENT[rid], seen.plan, UNSEEN)
+
+
+@pytest.mark.requirement(REGISTERED)
+def test_registered_secret_redacted(ctx, observed):
+    with observed as seen:
+        check = sr1.check_registered_marker if seen.registered else (lambda *_: None)
+        sr1.grade_texts(ctx, REGISTERED, _content(seen), check, seen.plan, UNSEEN)
+        if seen.read is not None and not seen.registered:
+            ctx.block(REGISTERED, "the host offers no BYOK registration seam (POST /v1/test/secrets → 404)")
+
+
+def _source_tags_kept(ctx: Scenario, reply: Reply) -> None:
     if reply.status == 200 and isinstance(reply.body, dict):
         tags = reply.body.get("tags")
         if not isinstance(tags, list) or "ci" not in tags:
@@ -139,104 +188,29 @@ def _source_tags_kept(ctx, seams, ref, entries):
             )
 
 
-def _check_readback(ctx, read, plain):
-    if read.entry is None:
-        reason = "no read surface" if read.surface_absent else f"output not readable: {read.evidence}"
-        ctx.block("rfc0012.D.no-secret-readback", reason)
-        return
-    stored_text = json.dumps(read.entry, ensure_ascii=False)
-    for sid, secret in plain.items():
-        leaks = find_leaks(stored_text, {sid: secret})
-        ctx.check(
-            "rfc0012.D.no-secret-readback",
-            not leaks,
-            {"secret": sid, "leaks": [leak.__dict__ for leak in leaks]},
-            surface="read-route",
-            note=f"{sid} absent from the persisted entry",
-        )
-
-
-def _check_content(ctx, corpus, framed, surface, text, has_registry):
-    label = LABELS[surface]
-    found = markers(text)
-    in_place = [
-        sid
-        for sid, frame in framed.items()
-        if frame in text and "[REDACTED:" not in text.split(frame, 1)[1].split(" yesterday.", 1)[0]
-    ]
-    ctx.check(
-        "rfc0012.D.markers-present",
-        bool(found) and not in_place,
-        {"markers": found[:12], "secretsDroppedWithoutMarker": in_place},
-        surface=surface,
-        note=f"{label}: secrets replaced in place by [REDACTED:…] markers",
-    )
-    rest = MARKER_RE.sub("", text).strip()
-    ctx.check(
-        "rfc0012.D.prose-survives",
-        bool(rest),
-        {"length": len(text), "textBesideMarkers": len(rest)},
-        surface=surface,
-        note=f"{label}: the compacted content is more than redaction markers",
-    )
-    missing = [p for p in corpus.prose if p not in text]
-    ctx.check(
-        "rfc0012.D.prose-verbatim",
-        not missing,
-        {"missingProse": missing, "length": len(text)},
-        surface=surface,
-        note=f"{label}: every non-secret prose sentence survives verbatim",
-    )
-    forms = find_form_leaks(text)
-    ctx.check(
-        "rfc0012.D.form-leaks-recanonicalized",
-        not forms,
-        {"formLeaks": forms},
-        surface=surface,
-        note=f"{label}: no [BYOK:…] or <REDACTED:…>",
-    )
-    split_leaks = find_leaks(text, {corpus.split.id: corpus.split.value}, allow_whitespace_split=True)
-    ctx.check(
-        "rfc0012.D.split-secret",
-        not split_leaks,
-        {"leaks": [leak.__dict__ for leak in split_leaks]},
-        surface=surface,
-        note=f"{label}: the split secret does not reappear whole",
-    )
-    if has_registry:
-        registered = corpus.registered
-        reg_leaks = find_leaks(text, {registered.secret_id: registered.value})
-        marker = f"[REDACTED:{registered.secret_id}]"
-        ctx.check(
-            "rfc0012.D.registered-secret-redacted",
-            marker in text and not reg_leaks,
-            {"marker": marker, "present": marker in text, "leaks": [leak.__dict__ for leak in reg_leaks]},
-            surface=surface,
-            note=f"{label}: registered secret replaced by its [REDACTED:<secretId>]",
-        )
-
-
-def _check_tags(ctx, seams, result, read, tag_secrets):
+@pytest.mark.requirement(TAGS)
+def test_no_secret_in_tags(ctx, observed):
     """The entry's tags are on the read route and (as the event's fields) in the log; the answer is
     scanned too (a leak there fails) but is not evidence: it carries no tags."""
-    logged = logged_event(seams, result.output_id)
-    views = [("seam-answer", "answer payload", result.payload)]
-    if read.entry is not None:
-        views.append(("read-route", "read-back tags", read.entry.get("tags")))
-    if logged.matching:
-        views.append(("event-log", "logged event", list(logged.matching)))
-    for surface, label, value in views:
-        leaks = find_leaks(json.dumps(value, ensure_ascii=False), tag_secrets)
-        ctx.check(
-            TAGS,
-            not leaks,
-            {"surface": label, "leaks": [leak.__dict__ for leak in leaks]},
-            surface=surface,
-            note=f"{label}: no secret from source tags",
-        )
-    if len(views) == 1:
-        ctx.block(
-            TAGS,
-            "no surface shows the entry's tags: the output is not readable (no read route) and no "
-            "logged memory.compacted event names it",
-        )
+    with observed as seen:
+        if seen.source_tags is not None:
+            _source_tags_kept(ctx, seen.source_tags)
+        if seen.logged is None:
+            return
+        tag_secrets = {s.id: s.sensitive for s in seen.corpus.tag_secrets}
+        views = [("seam-answer", "answer payload", seen.result.payload)]
+        if seen.read.entry is not None:
+            views.append(("read-route", "read-back tags", seen.read.entry.get("tags")))
+        if seen.logged.matching:
+            views.append(("event-log", "logged event", list(seen.logged.matching)))
+        for surface, label, value in views:
+            text = json.dumps(value, ensure_ascii=False)
+            sr1.check_no_leak(
+                ctx, TAGS, surface, label, text, tag_secrets, f"{label}: no secret from source tags"
+            )
+        if len(views) == 1:
+            ctx.block(
+                TAGS,
+                "no surface shows the entry's tags: the output is not readable (no read route) and no "
+                "logged memory.compacted event names it",
+            )

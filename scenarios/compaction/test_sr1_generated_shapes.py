@@ -8,10 +8,11 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conformance.compaction_checks import Compaction, read_output
 from conformance.oracles.secret_shapes import secret_shapes
 from conformance.oracles.secrets import find_leaks
-from conformance.seams import entry
+from conformance.profiles.compaction.checks import Compaction
+from conformance.profiles.compaction.seams import entry
+from conformance.surfaces import read_output
 
 SETTINGS = settings(
     derandomize=True,

@@ -10,8 +10,8 @@ that writes the index on failure changes it every time.
 
 import pytest
 
-from conformance.distillation_seams import distill_corpus, find_index_entry
-from conformance.seams import CompactionSeams
+from conformance.profiles.distillation.checks import distill_corpus, find_index_entry
+from conformance.surfaces import MemorySurfaces
 
 RID = "rfc0062.B2.atomic"
 ATTEMPTS = 3
@@ -27,7 +27,7 @@ def _state(ctx, seams, ref):
     """Everything a failed run could have touched, for this memoryRef only (parallel-safe)."""
     index = seams.index_file()
     events = seams.events_for("memory.compacted", "memoryRef", ref)
-    listing = CompactionSeams(ctx.client).list_entries(ref)
+    listing = MemorySurfaces(ctx.client).list_entries(ref)
     body = listing.body if listing.status == 200 and isinstance(listing.body, dict) else None
     entries = body.get("entries") if body is not None else None
     return {

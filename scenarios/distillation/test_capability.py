@@ -1,26 +1,30 @@
-"""RFC 0062 §A: the capabilities.memory.distillation block and the families it implies."""
+"""RFC 0062 §A: the capabilities.memory.distillation block and the families it implies (read from
+discovery: no request of its own)."""
+
+from typing import Any
 
 import pytest
 from isoduration import parse_duration
 from isoduration.parser.exceptions import DurationParsingException
 
+from conformance.context import Scenario
 from conformance.outcomes import Unsupported
 
 SCHEMA = "capabilities#/properties/memory/properties/distillation"
 
 
-@pytest.mark.requirement(
-    "rfc0062.A.advertised",
-    "rfc0062.A.block-valid",
-    "rfc0062.A.archiveRetention-duration",
-    "rfc0062.A.indexEmitted-implies-workspace",
-    "rfc0062.A.scheduled-implies-scheduling",
-)
-def test_distillation_capability_block(ctx):
+def _block(ctx: Scenario) -> tuple[dict[str, Any], str]:
+    """The distillation block and the memory family's layout; UNSUPPORTED when there is no block."""
     memory, layout = ctx.discovery.memory()
     block = memory.get("distillation")
     if not isinstance(block, dict):
         raise Unsupported(f"no memory.distillation block (memory family: {layout})")
+    return block, layout
+
+
+@pytest.mark.requirement("rfc0062.A.advertised")
+def test_advertised(ctx):
+    block, layout = _block(ctx)
     ctx.check(
         "rfc0062.A.advertised",
         True,
@@ -28,37 +32,59 @@ def test_distillation_capability_block(ctx):
         surface="discovery",
         note="block advertised",
     )
+
+
+@pytest.mark.requirement("rfc0062.A.block-valid")
+def test_block_valid(ctx):
+    block, _ = _block(ctx)
     ctx.check_schema("rfc0062.A.block-valid", SCHEMA, block, surface="discovery")
 
-    retention = block.get("archiveRetention")
+
+def _is_duration(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        parse_duration(value)
+    except DurationParsingException:
+        return False
+    return True
+
+
+@pytest.mark.requirement("rfc0062.A.archiveRetention-duration")
+def test_archive_retention_duration(ctx):
+    retention = _block(ctx)[0].get("archiveRetention")
     if retention is None:
         ctx.inapplicable("rfc0062.A.archiveRetention-duration", "archiveRetention not advertised")
-    else:
-        try:
-            parse_duration(retention) if isinstance(retention, str) else None
-            is_duration = isinstance(retention, str)
-        except DurationParsingException:
-            is_duration = False
-        ctx.check(
-            "rfc0062.A.archiveRetention-duration",
-            is_duration,
-            {"archiveRetention": retention},
-            surface="discovery",
-            note="archiveRetention parses as an ISO-8601 duration",
-        )
+        return
+    ctx.check(
+        "rfc0062.A.archiveRetention-duration",
+        _is_duration(retention),
+        {"archiveRetention": retention},
+        surface="discovery",
+        note="archiveRetention parses as an ISO-8601 duration",
+    )
 
-    for flag, family, rid in (
-        ("indexEmitted", "workspace", "rfc0062.A.indexEmitted-implies-workspace"),
-        ("scheduled", "scheduling", "rfc0062.A.scheduled-implies-scheduling"),
-    ):
-        if block.get(flag) is not True:
-            ctx.inapplicable(rid, f"{flag} is not true")
-            continue
-        value, where = ctx.discovery.family(family)
-        ctx.check(
-            rid,
-            isinstance(value, dict) and value.get("supported") is True,
-            {flag: True, family: value, "foundAt": where},
-            surface="discovery",
-            note=f"{flag}: true ⇒ {family}.supported: true",
-        )
+
+def _implies(ctx: Scenario, flag: str, family: str, rid: str) -> None:
+    """`flag: true` in the block ⇒ the `family` capability family says `supported: true`."""
+    if _block(ctx)[0].get(flag) is not True:
+        ctx.inapplicable(rid, f"{flag} is not true")
+        return
+    value, where = ctx.discovery.family(family)
+    ctx.check(
+        rid,
+        isinstance(value, dict) and value.get("supported") is True,
+        {flag: True, family: value, "foundAt": where},
+        surface="discovery",
+        note=f"{flag}: true ⇒ {family}.supported: true",
+    )
+
+
+@pytest.mark.requirement("rfc0062.A.indexEmitted-implies-workspace")
+def test_index_emitted_implies_workspace(ctx):
+    _implies(ctx, "indexEmitted", "workspace", "rfc0062.A.indexEmitted-implies-workspace")
+
+
+@pytest.mark.requirement("rfc0062.A.scheduled-implies-scheduling")
+def test_scheduled_implies_scheduling(ctx):
+    _implies(ctx, "scheduled", "scheduling", "rfc0062.A.scheduled-implies-scheduling")

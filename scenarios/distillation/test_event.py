@@ -1,54 +1,86 @@
 """RFC 0062 §B(6): the run's memory.compacted event, complete and with the distillation sub-object."""
 
+from dataclasses import dataclass
+from typing import Any
+
 import pytest
 
-from conformance.distillation_seams import distill_corpus
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once
+from conformance.profiles.distillation.checks import distill_corpus
+from conformance.profiles.distillation.seams import Distillation
 
 SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 DEFINED = ("memoryRef", "outputId", "sourceIds", "sourceCount", "trigger", "byteSize", "distillation")
+VALID, LOGGED = "rfc0062.B6.event-valid", "rfc0062.B6.event-logged"
 
 
-def _check_payload(ctx, payload, ref, count, surface, label):
+@dataclass
+class Seen:
+    ref: str = ""
+    sources: int = 0
+    result: Distillation | None = None
+    logged: list[dict[str, Any]] | None = None  # the logged memory.compacted events (None: no event log)
+    looked: bool = False  # the event log was read
+
+    def mine(self) -> list[dict[str, Any]]:
+        """The logged events naming this run's outputId."""
+        output_id = self.result.event.get("outputId")
+        return [e for e in self.logged or [] if e["payload"].get("outputId") == output_id]
+
+
+def _drive(host: Driver, seen: Seen) -> None:
+    seams, _ = host.distillation()
+    sources, _ = distill_corpus()
+    seen.ref, seen.sources = host.unique_ref(), len(sources)
+    seen.result = seams.run(seen.ref, sources=sources)
+    seen.logged, seen.looked = seams.events("memory.compacted"), True
+
+
+observed = drive_once(_drive, Seen)
+
+
+def _check_payload(ctx: Scenario, payload: dict[str, Any], seen: Seen, surface: str, label: str) -> None:
     ctx.check_schema(
-        "rfc0062.B6.event-valid",
-        SCHEMA,
-        payload,
-        surface=surface,
-        note=f"{label} is a complete memoryCompacted payload",
+        VALID, SCHEMA, payload, surface=surface, note=f"{label} is a complete memoryCompacted payload"
     )
     sub = payload.get("distillation")
     ctx.check(
-        "rfc0062.B6.event-valid",
+        VALID,
         isinstance(sub, dict)
         and {"tokenBudget", "tokensUsed"} <= set(sub)
-        and payload.get("memoryRef") == ref
-        and payload.get("sourceCount") == count,
-        {"event": payload, "sources": count},
+        and payload.get("memoryRef") == seen.ref
+        and payload.get("sourceCount") == seen.sources,
+        {"event": payload, "sources": seen.sources},
         surface=surface,
         note=f"{label}: distillation {{tokenBudget, tokensUsed}}, the memoryRef, the source count",
     )
 
 
-@pytest.mark.requirement("rfc0062.B6.event-valid", "rfc0062.B6.event-logged")
-def test_distillation_event(ctx):
-    seams, _ = ctx.distillation()
-    sources, _ = distill_corpus()
-    ref = ctx.unique_ref()
-    result = seams.run(ref, sources=sources)
-    event = result.event
-    _check_payload(ctx, event, ref, len(sources), "seam-answer", "the answer's event")
-    logged = seams.events("memory.compacted")
-    if logged is None:
-        ctx.block("rfc0062.B6.event-logged", "the host offers no event log")
-        return
-    mine = [e for e in logged if e["payload"].get("outputId") == event.get("outputId")]
-    same = bool(mine) and all(mine[0]["payload"].get(k) == event.get(k) for k in DEFINED)
-    ctx.check(
-        "rfc0062.B6.event-logged",
-        len(mine) == 1 and same,
-        {"matching": mine[:2], "answered": event},
-        surface="event-log",
-        note="one logged memory.compacted event for this run, agreeing with the answer",
-    )
-    if mine:
-        _check_payload(ctx, mine[0]["payload"], ref, len(sources), "event-log", "the logged event")
+@pytest.mark.requirement(VALID)
+def test_event_valid(ctx, observed):
+    with observed as seen:
+        if seen.result is None:
+            return
+        _check_payload(ctx, seen.result.event, seen, "seam-answer", "the answer's event")
+        if seen.looked and seen.logged is not None and seen.mine():
+            _check_payload(ctx, seen.mine()[0]["payload"], seen, "event-log", "the logged event")
+
+
+@pytest.mark.requirement(LOGGED)
+def test_event_logged(ctx, observed):
+    with observed as seen:
+        if not seen.looked:
+            return
+        if seen.logged is None:
+            ctx.block(LOGGED, "the host offers no event log")
+            return
+        mine, event = seen.mine(), seen.result.event
+        same = bool(mine) and all(mine[0]["payload"].get(k) == event.get(k) for k in DEFINED)
+        ctx.check(
+            LOGGED,
+            len(mine) == 1 and same,
+            {"matching": mine[:2], "answered": event},
+            surface="event-log",
+            note="one logged memory.compacted event for this run, agreeing with the answer",
+        )

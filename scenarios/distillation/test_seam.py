@@ -6,7 +6,7 @@ memory seam's in scenarios/common/test_errors.py (errors.bad-input-4xx, errors.s
 
 import pytest
 
-from conformance.distillation_seams import DISTILL
+from conformance.profiles.distillation.seams import DISTILL
 
 
 @pytest.mark.requirement("rfc0062.seam.reachable")

@@ -1,34 +1,23 @@
-"""RFC 0062 §B(3): SR-1 carried forward into the archive, the index, the event and every answer."""
+"""RFC 0062 §B(3): SR-1 carried forward into the archive, the index, the event and every answer.
+
+The SR-1 corpus (conformance/oracles/sr1.py) is distilled twice, without and with the secret canary;
+every surface the second run left readable is scanned with the shared SR-1 checks.
+"""
 
 import json
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
-from conformance.compaction_checks import read_output
-from conformance.distillation_seams import CANARY
-from conformance.oracles.secrets import find_form_leaks, find_leaks, load_corpus, markers
-from conformance.seams import CompactionSeams
-
-FRAME = "Ticket {n}: the deploy used "
-
-
-def _sources(corpus):
-    sources = list(corpus.prose)
-    framed = {}
-    for n, secret in enumerate(corpus.secrets):
-        framed[secret.id] = FRAME.format(n=n)
-        sources.append({"content": f"{FRAME.format(n=n)}{secret.value} yesterday."})
-    sources += [f"User confirmed: {leak.value} during the incident." for leak in corpus.form_leaks]
-    sources += [
-        f"Rotation log continues: {corpus.split.head}",
-        f"{corpus.split.tail} was the value before rotation.",
-    ]
-    sources.append(f"Vault note: the staging passphrase is {corpus.registered.value} for now.")
-    return sources, framed
-
+from conformance.context import Driver
+from conformance.observed import drive_once, per_requirement
+from conformance.oracles import sr1
+from conformance.profiles.distillation.seams import CANARY, Distillation, DistillationSeams
+from conformance.surfaces import MemorySurfaces, read_output
 
 NO_SECRET, CANARY_ID = "rfc0062.B3.no-secret", "rfc0062.B3.canary"
-DISTILLED_IDS = ("rfc0062.B3.markers-present", "rfc0062.B3.prose-survives", "rfc0062.B3.split-secret")
+MARKERS, PROSE, SPLIT = "rfc0062.B3.markers-present", "rfc0062.B3.prose-survives", "rfc0062.B3.split-secret"
 SURFACE_OF = {
     "answer": "seam-answer",
     "archive": "archive-route",
@@ -38,21 +27,44 @@ SURFACE_OF = {
 }
 
 
-def _canary_effect(plain, with_canary):
-    """What differs between the same run without and with includeSecretCanary; {} when nothing does
-    (the host ignored the flag, or the canary left no trace in what was archived)."""
-    differs = {}
-    for name, without, with_ in (
-        ("archiveChecksum", plain.checksum, with_canary.checksum),
-        ("sourceCount", plain.event.get("sourceCount"), with_canary.event.get("sourceCount")),
-    ):
-        if without is not None and with_ is not None and without != with_:
-            differs[name] = {"without": without, "with": with_}
-    return differs
+@dataclass
+class Seen:
+    plan: sr1.Plan = field(default_factory=sr1.plan)
+    registered: bool | None = None
+    plain: Distillation | None = None  # the run without the canary
+    result: Distillation | None = None  # the same run with includeSecretCanary
+    texts: dict[str, str] | None = None  # every text the run left readable, by label (see SURFACE_OF)
+    distilled: dict[str, str] = field(default_factory=dict)  # the distilled text itself, by label
+
+    def canary_effect(self) -> dict[str, Any]:
+        """What differs between the same run without and with includeSecretCanary; {} when nothing
+        does (the host ignored the flag, or the canary left no trace in what was archived)."""
+        differs = {}
+        plain, with_canary = self.plain, self.result
+        for name, without, with_ in (
+            ("archiveChecksum", plain.checksum, with_canary.checksum),
+            ("sourceCount", plain.event.get("sourceCount"), with_canary.event.get("sourceCount")),
+        ):
+            if without is not None and with_ is not None and without != with_:
+                differs[name] = {"without": without, "with": with_}
+        return differs
 
 
-def _surfaces(ctx, seams, compaction, ref, result):
-    """Every text the run left where the suite can read it, by label (see SURFACE_OF)."""
+def _sources(plan: sr1.Plan) -> list[Any]:
+    """The corpus sentences as distill sources (the framed secrets as `{content}` objects)."""
+    return [
+        *plan.prose,
+        *({"content": text} for _, text in plan.framed),
+        *plan.form_leaks,
+        plan.split_head,
+        plan.split_tail,
+        plan.registered,
+    ]
+
+
+def _surfaces(host: Driver, seams: DistillationSeams, ref: str, seen: Seen) -> None:
+    """Every text the run left where the suite can read it, and the distilled text among them."""
+    result = seen.result
     texts = {"answer": result.reply.text}
     archive = seams.archive(result.checksum) if result.checksum else None
     if archive is not None and archive.status == 200:
@@ -64,107 +76,67 @@ def _surfaces(ctx, seams, compaction, ref, result):
     mine = seams.events_for("memory.compacted", "outputId", output_id)
     if mine is not None:
         texts["logged event"] = json.dumps(mine, ensure_ascii=False)
-    output = read_output(compaction, ref, output_id if isinstance(output_id, str) else None)
+    output = read_output(MemorySurfaces(host.client), ref, output_id if isinstance(output_id, str) else None)
     if output.entry is not None:
         texts["distilled entry"] = json.dumps(output.entry, ensure_ascii=False)
-    distilled = {}
     if output.entry is not None and isinstance(output.entry.get("content"), str):
-        distilled["distilled entry"] = output.entry["content"]
+        seen.distilled["distilled entry"] = output.entry["content"]
     body = archive.body if archive is not None and archive.status == 200 else None
     doc = body.get("archive") if isinstance(body, dict) else None
     if isinstance(doc, dict) and isinstance(doc.get("distilled"), str):
-        distilled["archive"] = doc["distilled"]
-    return texts, distilled
+        seen.distilled["archive"] = doc["distilled"]
+    seen.texts = texts
 
 
-def _check_no_leaks(ctx, texts, secrets, canary_used):
-    for label, text in texts.items():
-        surface = SURFACE_OF[label]
-        leaks = find_leaks(text, secrets)
-        ctx.check(
-            NO_SECRET,
-            not leaks,
-            {"surface": label, "leaks": [leak.__dict__ for leak in leaks]},
-            surface=surface,
-            note=f"{label}: no corpus secret",
-        )
-        ctx.check(
-            NO_SECRET,
-            not find_form_leaks(text),
-            {"surface": label, "formLeaks": find_form_leaks(text)},
-            surface=surface,
-            note=f"{label}: no form-leak marker",
-        )
-        if canary_used:
-            canary = find_leaks(text, {"rfc0062-canary": CANARY})
-            ctx.check(
-                CANARY_ID,
-                not canary,
-                {"surface": label, "leaks": [leak.__dict__ for leak in canary]},
-                surface=surface,
-                note=f"{label}: no canary",
-            )
-
-
-def _check_distilled(ctx, distilled, corpus, framed):
-    for label, text in distilled.items():
-        surface = SURFACE_OF[label]
-        dropped = [
-            sid
-            for sid, frame in framed.items()
-            if frame in text and "[REDACTED:" not in text.split(frame, 1)[1].split(" yesterday.", 1)[0]
-        ]
-        ctx.check(
-            "rfc0062.B3.markers-present",
-            bool(markers(text)) and not dropped,
-            {"markers": markers(text)[:12], "secretsDroppedWithoutMarker": dropped},
-            surface=surface,
-            note=f"{label}: secrets replaced in place by [REDACTED:…]",
-        )
-        missing = [p for p in corpus.prose if p not in text]
-        ctx.check(
-            "rfc0062.B3.prose-survives",
-            not missing,
-            {"missingProse": missing},
-            surface=surface,
-            note=f"{label}: the prose survives",
-        )
-        split = find_leaks(text, {corpus.split.id: corpus.split.value}, allow_whitespace_split=True)
-        ctx.check(
-            "rfc0062.B3.split-secret",
-            not split,
-            {"leaks": [leak.__dict__ for leak in split]},
-            surface=surface,
-            note=f"{label}: the split secret does not reappear",
-        )
-
-
-@pytest.mark.requirement(NO_SECRET, CANARY_ID, *DISTILLED_IDS)
-def test_secrets_never_reach_any_distillation_surface(ctx):
-    seams, block = ctx.distillation()
-    corpus = load_corpus()
-    compaction = CompactionSeams(ctx.client)
-    registered = compaction.register_secret(corpus.registered.secret_id, corpus.registered.value)
-    sources, framed = _sources(corpus)
-    ref = ctx.unique_ref()
+def _drive(host: Driver, seen: Seen) -> None:
+    seams, block = host.distillation()
+    seen.registered = sr1.register(MemorySurfaces(host.client), seen.plan.corpus)
+    sources, ref = _sources(seen.plan), host.unique_ref()
     indexed = block.get("indexEmitted") is True
-    plain = seams.run(ref, sources=sources, index=indexed)
-    result = seams.run(ref, sources=sources, index=indexed, canary=True)
-    effect = _canary_effect(plain, result)
-    if not effect:
-        ctx.ignored_input(
-            CANARY_ID,
-            "includeSecretCanary had no observable effect: the same archiveChecksum and sourceCount "
-            "with and without it, so the canary never reached what was archived",
-        )
+    seen.plain = seams.run(ref, sources=sources, index=indexed)
+    seen.result = seams.run(ref, sources=sources, index=indexed, canary=True)
+    _surfaces(host, seams, ref, seen)
 
-    texts, distilled = _surfaces(ctx, seams, compaction, ref, result)
-    secrets = {s.id: s.sensitive for s in corpus.secrets}
-    if registered:
-        secrets[corpus.registered.secret_id] = corpus.registered.value
-    _check_no_leaks(ctx, texts, secrets, canary_used=bool(effect))
-    if not distilled:
-        for rid in DISTILLED_IDS:
-            ctx.block(rid, "the distilled text is not visible (no read surface, no archive route)")
-        return
-    _check_distilled(ctx, distilled, corpus, framed)
+
+observed = drive_once(_drive, Seen)
+
+
+@pytest.mark.requirement(NO_SECRET)
+def test_no_secret(ctx, observed):
+    with observed as seen:
+        secrets = sr1.plain_secrets(seen.plan.corpus, registered=bool(seen.registered))
+        for label, text in (seen.texts or {}).items():
+            surface = SURFACE_OF[label]
+            sr1.check_no_leak(ctx, NO_SECRET, surface, label, text, secrets, f"{label}: no corpus secret")
+            sr1.check_no_form_leak(ctx, NO_SECRET, surface, label, text, seen.plan)
+
+
+@pytest.mark.requirement(CANARY_ID)
+def test_canary(ctx, observed):
+    with observed as seen:
+        if seen.result is None:
+            return
+        if not seen.canary_effect():
+            ctx.ignored_input(
+                CANARY_ID,
+                "includeSecretCanary had no observable effect: the same archiveChecksum and sourceCount "
+                "with and without it, so the canary never reached what was archived",
+            )
+            return
+        for label, text in (seen.texts or {}).items():
+            secret = {"rfc0062-canary": CANARY}
+            sr1.check_no_leak(ctx, CANARY_ID, SURFACE_OF[label], label, text, secret, f"{label}: no canary")
+
+
+DISTILLED = sr1.text_checks(markers=MARKERS, verbatim=PROSE, split=SPLIT)
+
+
+@per_requirement(DISTILLED)
+def test_distilled_text(ctx, observed, rid):
+    """Markers in place, the prose verbatim, no split secret: wherever the distilled text is visible."""
+    with observed as seen:
+        texts = (
+            None if seen.texts is None else [(SURFACE_OF[lbl], lbl, t) for lbl, t in seen.distilled.items()]
+        )
+        unseen = "the distilled text is not visible (no read surface, no archive route)"
+        sr1.grade_texts(ctx, rid, texts, DISTILLED[rid], seen.plan, unseen)

@@ -2,7 +2,8 @@
 
 import pytest
 
-from conformance.distillation_seams import DistillationSeams, distill_corpus
+from conformance.profiles.distillation.checks import distill_corpus
+from conformance.profiles.distillation.seams import DistillationSeams
 
 RID = "rfc0062.C.archive-tenant-isolated"
 

@@ -6,15 +6,21 @@ exactly its members and whether it is large enough, and agree with what a real r
 """
 
 from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
-from conformance.retention_checks import compaction_on
-from conformance.retention_seams import (
+from conformance.client import Reply
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once
+from conformance.profiles.retention.checks import Gated, applies, compaction_on
+from conformance.profiles.retention.seams import (
     DAY,
     MS,
     NOW,
     STATUSES,
+    Listing,
     compactions,
     every_rule,
     memory,
@@ -25,7 +31,7 @@ from conformance.retention_seams import (
 STATUS, REPORT = "p11.status.counts", "p11.compaction-report.groups"
 
 
-def _answer(ctx, requirement_id, reply, what):
+def _answer(ctx: Scenario, requirement_id: str, reply: Reply, what: str) -> dict[str, Any] | None:
     """The body of a diagnostics reply; a refusal is itself the evidence (the route is under test)."""
     ok = reply.status == 200 and isinstance(reply.body, dict)
     surface = "retention-status" if requirement_id == STATUS else "retention-compaction-report"
@@ -47,9 +53,62 @@ def _by_kind(listing):
     return found
 
 
-def _check_status(ctx, seams, project, listing, when):
+# -- status ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Statuses:
+    """GET status beside the read-back: of an empty project, then of a seeded one before and after a run."""
+
+    observed: list[tuple[str, Listing, Reply]] = field(default_factory=list)  # (when, read-back, status)
+
+
+def _seeded(host: Driver, settings: Any) -> list[dict[str, Any]]:
+    """Every rule's memories, one in each settled status, and a protected one when any kind is."""
+    kind, earlier = plain_kind(settings), NOW - DAY
+    seeded = [
+        *every_rule(settings, host.unique_id, NOW, kind=kind),
+        memory(host.unique_id("review"), kind=kind, status="needs_review"),
+        memory(host.unique_id("expired"), kind=kind, status="expired", expiresAt=stamp(earlier)),
+        *(
+            memory(
+                host.unique_id("archived"),
+                kind=kind,
+                status="archived",
+                archivedAt=stamp(earlier),
+                archivedReason="seeded",
+                previousStatus="active",
+            )
+            for _ in range(2)
+        ),
+    ]
+    protected = settings.protected()
+    if protected:
+        seeded.append(memory(host.unique_id("protected"), kind=protected[0]))
+    return seeded
+
+
+def _drive_status(host: Driver, seen: Statuses) -> None:
+    seams = host.retention()
+    empty = host.unique_ref("empty")
+    listing = seams.listing(empty)
+    seen.observed.append(("an empty project", listing, seams.status(empty, NOW)))
+    seeded = _seeded(host, seams.settings)
+    project = host.unique_ref("status")
+    seams.seed(project, seeded)
+    before = seams.listing(project)
+    seen.observed.append(("before a run", before, seams.status(project, NOW)))
+    seams.run(project, NOW, dry_run=False)
+    after = seams.listing(project)
+    seen.observed.append(("after a real run", after, seams.status(project, NOW)))
+
+
+statuses = drive_once(_drive_status, Statuses, name="statuses")
+
+
+def _check_status(ctx: Scenario, when: str, listing: Listing, reply: Reply) -> dict[str, Any] | None:
     """GET status agrees with the read-back `listing`; returns the reported counts (or None)."""
-    body = _answer(ctx, STATUS, seams.status(project, NOW), f"{when}: GET status")
+    body = _answer(ctx, STATUS, reply, f"{when}: GET status")
     if body is None:
         return None
     ctx.check_schema(
@@ -91,58 +150,34 @@ def _check_status(ctx, seams, project, listing, when):
     return counts if isinstance(counts, dict) else None
 
 
+def _check_delta(
+    ctx: Scenario, before: Listing, after: Listing, counted_before: dict, counted_after: dict
+) -> None:
+    read_before, read_after = _read_back_counts(before), _read_back_counts(after)
+    moved = {s: read_after[s] - read_before[s] for s in STATUSES if read_after[s] != read_before[s]}
+    reported = {
+        s: counted_after.get(s, 0) - counted_before.get(s, 0)
+        for s in STATUSES
+        if counted_after.get(s, 0) != counted_before.get(s, 0)
+    }
+    ctx.check(
+        STATUS,
+        reported == moved,
+        {"reportedDelta": reported, "readBackDelta": moved},
+        surface="retention-status",
+        note="the counts moved by exactly what the real run moved on read-back",
+    )
+
+
 @pytest.mark.requirement(STATUS)
-def test_status_counts_what_reads_back(ctx):
-    seams = ctx.retention()
-    settings = seams.settings
+def test_status_counts_what_reads_back(ctx, statuses):
+    with statuses as seen:
+        counted = [_check_status(ctx, when, listing, reply) for when, listing, reply in seen.observed]
+        if len(counted) == 3 and counted[1] is not None and counted[2] is not None:
+            _check_delta(ctx, seen.observed[1][1], seen.observed[2][1], counted[1], counted[2])
 
-    empty = ctx.unique_ref("empty")
-    _check_status(ctx, seams, empty, seams.listing(empty), "an empty project")
 
-    kind = plain_kind(settings)
-    earlier = NOW - DAY
-    seeded = [
-        *every_rule(settings, ctx.unique_id, NOW, kind=kind),
-        memory(ctx.unique_id("review"), kind=kind, status="needs_review"),
-        memory(ctx.unique_id("expired"), kind=kind, status="expired", expiresAt=stamp(earlier)),
-        *(
-            memory(
-                ctx.unique_id("archived"),
-                kind=kind,
-                status="archived",
-                archivedAt=stamp(earlier),
-                archivedReason="seeded",
-                previousStatus="active",
-            )
-            for _ in range(2)
-        ),
-    ]
-    protected = settings.protected()
-    if protected:
-        seeded.append(memory(ctx.unique_id("protected"), kind=protected[0]))
-    project = ctx.unique_ref("status")
-    seams.seed(project, seeded)
-    before = seams.listing(project)
-    counted_before = _check_status(ctx, seams, project, before, "before a run")
-
-    seams.run(project, NOW, dry_run=False)
-    after = seams.listing(project)
-    counted_after = _check_status(ctx, seams, project, after, "after a real run")
-    if counted_before is not None and counted_after is not None:
-        read_before, read_after = _read_back_counts(before), _read_back_counts(after)
-        moved = {s: read_after[s] - read_before[s] for s in STATUSES if read_after[s] != read_before[s]}
-        reported = {
-            s: counted_after.get(s, 0) - counted_before.get(s, 0)
-            for s in STATUSES
-            if counted_after.get(s, 0) != counted_before.get(s, 0)
-        }
-        ctx.check(
-            STATUS,
-            reported == moved,
-            {"reportedDelta": reported, "readBackDelta": moved},
-            surface="retention-status",
-            note="the counts moved by exactly what the real run moved on read-back",
-        )
+# -- the compaction report --------------------------------------------------------------------------------
 
 
 def _groups(body):
@@ -161,36 +196,68 @@ def _holding(groups, ids):
     return [g for g in groups if set(_members(g)) & ids]
 
 
-@pytest.mark.requirement(REPORT)
-def test_compaction_report_lists_groups(ctx):
-    if (seams := compaction_on(ctx, REPORT)) is None:
-        return
+@dataclass
+class Report(Gated):
+    """The compaction report before a real run, the read-backs around it, and the report after it."""
+
+    size: int = 0
+    eligible: set[str] = field(default_factory=set)
+    undersized: set[str] = field(default_factory=set)
+    left_out: set[str] = field(default_factory=set)
+    first: Reply | None = None
+    before: Listing | None = None
+    after: Listing | None = None
+    again: Reply | None = None
+
+
+def _seed_groups(host: Driver, seams: Any, seen: Report, project: str) -> None:
     settings = seams.settings
-    size, min_age = settings.group_limits()
-    kind, scope, other_scope = plain_kind(settings), ctx.unique_id("scope"), ctx.unique_id("scope")
+    seen.size, min_age = settings.group_limits()
+    size, kind, scope, other_scope = (
+        seen.size,
+        plain_kind(settings),
+        host.unique_id("scope"),
+        host.unique_id("scope"),
+    )
     eligible = [
-        memory(ctx.unique_id(f"elig{n}"), kind=kind, parentId=scope, age=min_age + n * DAY)
+        memory(host.unique_id(f"elig{n}"), kind=kind, parentId=scope, age=min_age + n * DAY)
         for n in range(size)
     ]
     undersized = [
-        memory(ctx.unique_id(f"under{n}"), kind=kind, parentId=other_scope, age=min_age + DAY)
+        memory(host.unique_id(f"under{n}"), kind=kind, parentId=other_scope, age=min_age + DAY)
         for n in range(size - 1)
     ]
     # Same parent scope as the eligible group, but no group may take them: too young, or protected.
     # (Which flags make a `note` must-not-compact is the host's mapping: test_compaction_eligibility.)
-    left_out = [memory(ctx.unique_id("young"), kind=kind, parentId=scope, age=min_age - MS)]
+    left_out = [memory(host.unique_id("young"), kind=kind, parentId=scope, age=min_age - MS)]
     if settings.protected():
-        left_out.append(memory(ctx.unique_id("protected"), kind=settings.protected()[0], parentId=scope))
-    project = ctx.unique_ref("report")
+        left_out.append(memory(host.unique_id("protected"), kind=settings.protected()[0], parentId=scope))
     seams.seed(project, eligible + undersized + left_out)
-    eligible_ids, undersized_ids = {m["id"] for m in eligible}, {m["id"] for m in undersized}
-    left_out_ids = {m["id"] for m in left_out}
+    seen.eligible, seen.undersized = {m["id"] for m in eligible}, {m["id"] for m in undersized}
+    seen.left_out = {m["id"] for m in left_out}
 
-    body = _answer(ctx, REPORT, seams.compaction_report(project, NOW), "GET compaction-report")
-    if body is None:
+
+def _drive_report(host: Driver, seen: Report) -> None:
+    if (seams := compaction_on(host, seen)) is None:
         return
+    project = host.unique_ref("report")
+    _seed_groups(host, seams, seen, project)
+    seen.first = seams.compaction_report(project, NOW)
+    if not (seen.first.status == 200 and isinstance(seen.first.body, dict)):
+        return
+    seen.before = seams.listing(project)
+    seams.run(project, NOW, dry_run=False)
+    seen.after = seams.listing(project)
+    seen.again = seams.compaction_report(project, NOW)
+
+
+report = drive_once(_drive_report, Report, name="report")
+
+
+def _check_groups(ctx: Scenario, seen: Report, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The report before the run: its groups, each with exactly its members and whether it is eligible."""
     ctx.check_schema(REPORT, "retention-compaction-report", body, surface="retention-compaction-report")
-    groups = _groups(body)
+    groups, size = _groups(body), seen.size
     ctx.check(
         REPORT,
         body.get("minRelatedMemories") == size,
@@ -198,7 +265,7 @@ def test_compaction_report_lists_groups(ctx):
         surface="retention-compaction-report",
         note="minRelatedMemories is the advertised compaction.min_related_memories",
     )
-    for label, ids, want in (("eligible", eligible_ids, True), ("undersized", undersized_ids, False)):
+    for label, ids, want in (("eligible", seen.eligible, True), ("undersized", seen.undersized, False)):
         found = _holding(groups, ids)
         ctx.check(
             REPORT,
@@ -212,20 +279,20 @@ def test_compaction_report_lists_groups(ctx):
         )
     ctx.check(
         REPORT,
-        not _holding(groups, left_out_ids),
+        not _holding(groups, seen.left_out),
         {
-            "leftOut": sorted(left_out_ids),
-            "groups": _holding(groups, left_out_ids),
+            "leftOut": sorted(seen.left_out),
+            "groups": _holding(groups, seen.left_out),
             "excluded": body.get("excluded"),
         },
         surface="retention-compaction-report",
         note="negative: too young and protected memories of the same scope are in no group",
     )
+    return groups
 
-    before = seams.listing(project)
-    seams.run(project, NOW, dry_run=False)
-    after = seams.listing(project)
-    compacted = sorted(sorted(sources) for sources in compactions(before, after).values())
+
+def _check_after(ctx: Scenario, seen: Report, groups: list[dict[str, Any]]) -> None:
+    compacted = sorted(sorted(sources) for sources in compactions(seen.before, seen.after).values())
     predicted = sorted(_members(g) for g in groups if g.get("eligible") is True)
     ctx.check(
         REPORT,
@@ -234,14 +301,29 @@ def test_compaction_report_lists_groups(ctx):
         surface="retention-compaction-report",
         note="a real run at the same now compacts exactly the groups the report called eligible",
     )
-    again = _answer(ctx, REPORT, seams.compaction_report(project, NOW), "GET compaction-report after the run")
+    if seen.again is None:
+        return
+    again = _answer(ctx, REPORT, seen.again, "GET compaction-report after the run")
     if again is not None:
         later = _groups(again)
         ctx.check(
             REPORT,
-            not _holding(later, eligible_ids)
-            and [_members(g) for g in _holding(later, undersized_ids)] == [sorted(undersized_ids)],
+            not _holding(later, seen.eligible)
+            and [_members(g) for g in _holding(later, seen.undersized)] == [sorted(seen.undersized)],
             {"groups": later},
             surface="retention-compaction-report",
             note="after the run the compacted members are in no group; the undersized group is still listed",
         )
+
+
+@pytest.mark.requirement(REPORT)
+def test_compaction_report_lists_groups(ctx, report):
+    with report as seen:
+        if not applies(ctx, seen, REPORT) or seen.first is None:
+            return
+        body = _answer(ctx, REPORT, seen.first, "GET compaction-report")
+        if body is None:
+            return
+        groups = _check_groups(ctx, seen, body)
+        if seen.after is not None:
+            _check_after(ctx, seen, groups)

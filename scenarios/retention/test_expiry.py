@@ -5,19 +5,34 @@ expires_at and expiry_reason recorded, and stay readable (no physical deletion).
 not in the document: a day or more past the window must expire (MUST); one millisecond past it is the
 exact-duration reading (SHOULD, p11.lifecycle.window-precision). Every case is graded on the read-back;
 a candidate whose createdAt or status did not read back as seeded is an ignored input, not evidence.
+The window precision (SHOULD) is graded on the same project as the boundary.
 """
 
+from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
-from conformance.retention_checks import check_moved, inputs_stored, retention_on
-from conformance.retention_seams import (
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once, per_requirement
+from conformance.profiles.retention.checks import (
+    Case,
+    CaseRun,
+    Gated,
+    applies,
+    check_left_alone,
+    ignored_ids,
+    ran_on_stored_inputs,
+    retention_on,
+)
+from conformance.profiles.retention.seams import (
     DAY,
     MS,
     NOW,
+    Listing,
+    RetentionSeams,
     memory,
-    moved,
     parse_stamp,
     plain_kind,
     recorded_within,
@@ -29,10 +44,7 @@ PRECISION = "p11.lifecycle.window-precision"  # one millisecond past a window: a
 INPUTS = ("kind", "status", "createdAt")
 
 
-@pytest.mark.requirement(BOUNDARY, PRECISION)
-def test_only_candidates_beyond_the_window_expire(ctx):
-    if (seams := retention_on(ctx, BOUNDARY, PRECISION)) is None:
-        return
+def _boundary_cases(host: Driver, seams: RetentionSeams) -> list[Case]:
     days = seams.settings.days("candidate_expiry_days")
     window, kind = days * DAY, plain_kind(seams.settings)
     ages = {  # label: (age, graded under)
@@ -43,46 +55,68 @@ def test_only_candidates_beyond_the_window_expire(ctx):
     }
     if window > MS:
         ages["1 ms inside the window"] = (window - MS, BOUNDARY)
-    items = {
-        label: memory(ctx.unique_id("candidate"), kind=kind, status="candidate", age=age)
-        for label, (age, _) in ages.items()
-    }
-    project = ctx.unique_ref("expiry-boundary")
-    seams.seed(project, list(items.values()))
-    before = seams.read_back(project, list(items.values()))
-    report = seams.run(project, NOW, dry_run=False)
-    after, reported = seams.listing(project), moved(report)
+    cases = []
     for label, (age, rid) in ages.items():
-        if not inputs_stored(ctx, rid, before, [items[label]], INPUTS, what=f"a candidate {label}"):
-            continue
+        item = memory(host.unique_id("candidate"), kind=kind, status="candidate", age=age)
         to = "expired" if age > window else None
-        check_moved(
-            ctx,
-            rid,
-            after,
-            reported,
-            items[label],
-            to,
-            {"candidate_expiry_days": days, "ageMs": age // MS},
-            note=f"a candidate {label} is {to or 'candidate'} after a real run",
-        )
+        note = f"a candidate {label} is {to or 'candidate'} after a real run"
+        evidence = {"candidate_expiry_days": days, "ageMs": age // MS}
+        cases.append(Case(item, to, rid, note, f"a candidate {label}", evidence))
+    return cases
 
 
-@pytest.mark.requirement(FIELDS)
-def test_expired_candidate_records_when_and_why(ctx):
-    if (seams := retention_on(ctx, FIELDS)) is None:
+@dataclass
+class Boundary(Gated):
+    run: CaseRun | None = None
+
+
+def _drive_boundary(host: Driver, seen: Boundary) -> None:
+    if (seams := retention_on(host, seen)) is not None:
+        seen.run = CaseRun(seams, host.unique_ref("expiry-boundary"), _boundary_cases(host, seams), INPUTS)
+
+
+boundary = drive_once(_drive_boundary, Boundary, name="boundary")
+
+
+@per_requirement((BOUNDARY, PRECISION))
+def test_only_candidates_beyond_the_window_expire(ctx, boundary, rid):
+    """Exactly at the window a candidate stays; past it, it expires (one millisecond past: a SHOULD)."""
+    with boundary as seen:
+        if applies(ctx, seen, rid) and seen.run is not None:
+            seen.run.grade(ctx, rid)
+
+
+@dataclass
+class Fields(Gated):
+    """A candidate a day past the window and a young one, run for real (unless their inputs were lost)."""
+
+    old: dict[str, Any] = field(default_factory=dict)
+    young: dict[str, Any] = field(default_factory=dict)
+    before: Listing | None = None
+    after: Listing | None = None
+
+
+def _drive_fields(host: Driver, seen: Fields) -> None:
+    if (seams := retention_on(host, seen)) is None:
         return
     window, kind = seams.settings.days("candidate_expiry_days") * DAY, plain_kind(seams.settings)
-    old = memory(ctx.unique_id("expiring"), kind=kind, status="candidate", age=window + DAY)
-    young = memory(ctx.unique_id("young"), kind=kind, status="candidate", age=timedelta(0))
-    project = ctx.unique_ref("expiry-fields")
-    seams.seed(project, [old, young])
-    before = seams.read_back(project, [old, young])
-    if not inputs_stored(ctx, FIELDS, before, [old, young], INPUTS, what="the candidates"):
+    seen.old = memory(host.unique_id("expiring"), kind=kind, status="candidate", age=window + DAY)
+    seen.young = memory(host.unique_id("young"), kind=kind, status="candidate", age=timedelta(0))
+    project = host.unique_ref("expiry-fields")
+    seams.seed(project, [seen.old, seen.young])
+    seen.before = seams.read_back(project, [seen.old, seen.young])
+    if ignored_ids(seen.before, [seen.old, seen.young], INPUTS):
         return
     seams.run(project, NOW, dry_run=False)
-    after = seams.listing(project)
-    row = after.memories.get(old["id"])
+    seen.after = seams.listing(project)
+
+
+fields = drive_once(_drive_fields, Fields, name="fields")
+
+
+def _check_expired(ctx: Scenario, seen: Fields) -> None:
+    old = seen.old
+    row = seen.after.memories.get(old["id"])
     ctx.check(
         FIELDS,
         row is not None and row.get("status") == "expired",
@@ -115,16 +149,13 @@ def test_expired_candidate_records_when_and_why(ctx):
         surface="retention-memories",
         note="expiryReason is a non-empty string",
     )
-    kept = after.memories.get(young["id"]) or {}
-    ctx.check(
-        FIELDS,
-        kept.get("status") == "candidate"
-        and kept.get("expiresAt") is None
-        and kept.get("expiryReason") is None,
-        {
-            "memoryId": young["id"],
-            "readBack": {k: kept.get(k) for k in ("status", "expiresAt", "expiryReason")},
-        },
-        surface="retention-memories",
-        note="a candidate the run leaves alone carries no expiresAt and no expiryReason",
-    )
+
+
+@pytest.mark.requirement(FIELDS)
+def test_expired_candidate_records_when_and_why(ctx, fields):
+    with fields as seen:
+        if not ran_on_stored_inputs(ctx, FIELDS, seen, [seen.old, seen.young], INPUTS, "the candidates"):
+            return
+        _check_expired(ctx, seen)
+        note = "a candidate the run leaves alone carries no expiresAt and no expiryReason"
+        check_left_alone(ctx, FIELDS, seen.after, seen.young, ("expiresAt", "expiryReason"), note=note)

@@ -4,17 +4,30 @@ memory and relation read before a run is read back after it, and what the run mo
 its new status."""
 
 from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
+from conformance.context import Driver
+from conformance.observed import drive_once
 from conformance.outcomes import Blocked
-from conformance.retention_checks import retention_on, two_real_runs
-from conformance.retention_seams import DAY, NOW, changes, every_rule, memory, moved, plain_kind, settled
+from conformance.profiles.retention.checks import Gated, applies, retention_on, two_real_runs
+from conformance.profiles.retention.seams import (
+    DAY,
+    NOW,
+    changes,
+    every_rule,
+    memory,
+    moved,
+    plain_kind,
+    settled,
+)
 
 ID = "p11.no-physical-deletion"
 
 
-def _seed(ctx, seams):
+def _seed(ctx: Driver, seams) -> str:
     kind = plain_kind(seams.settings)
     items = every_rule(seams.settings, ctx.unique_id, NOW, kind=kind)
     final = [
@@ -75,13 +88,29 @@ def _check_run(ctx, label, before, report, after):
     )
 
 
-@pytest.mark.requirement(ID)
-def test_runs_never_delete(ctx):
-    if (seams := retention_on(ctx, ID)) is None:
+@dataclass
+class Seen(Gated):
+    observations: list[tuple[str, Any, Any, Any]] = field(
+        default_factory=list
+    )  # (label, before, report, after)
+
+
+def _drive(host: Driver, seen: Seen) -> None:
+    if (seams := retention_on(host, seen)) is None:
         return
     # A real run at NOW, then one late enough for what sat exactly at a window in the first to move too.
-    observations = two_real_runs(seams, _seed(ctx, seams))
+    observations = two_real_runs(seams, _seed(host, seams))
     if not changes(observations[0][1], observations[-1][3]):
         raise Blocked("neither real run changed anything on read-back, so there was nothing to delete")
-    for observation in observations:
-        _check_run(ctx, *observation)
+    seen.observations = observations
+
+
+observed = drive_once(_drive, Seen)
+
+
+@pytest.mark.requirement(ID)
+def test_runs_never_delete(ctx, observed):
+    with observed as seen:
+        if applies(ctx, seen, ID):
+            for observation in seen.observations:
+                _check_run(ctx, *observation)

@@ -3,18 +3,27 @@
 import pytest
 
 from conformance.outcomes import Unsupported
-from conformance.retention_seams import DISCOVERY_KEY, memory
+from conformance.profiles.retention.seams import DISCOVERY_KEY, memory
 
 
-@pytest.mark.requirement("p11.profile.advertised", "p11.profile.block-valid")
-def test_profile_block(ctx):
+def _block(ctx):
     block = ctx.discovery.document.get(DISCOVERY_KEY)
     if not isinstance(block, dict) or block.get("supported") is not True:
         raise Unsupported(f"no {DISCOVERY_KEY} block with supported: true")
+    return block
+
+
+@pytest.mark.requirement("p11.profile.advertised")
+def test_profile_advertised(ctx):
+    _block(ctx)
     ctx.check(
         "p11.profile.advertised", True, {"supported": True}, surface="discovery", note="profile advertised"
     )
-    ctx.check_schema("p11.profile.block-valid", "retention-capability", block, surface="discovery")
+
+
+@pytest.mark.requirement("p11.profile.block-valid")
+def test_profile_block_valid(ctx):
+    ctx.check_schema("p11.profile.block-valid", "retention-capability", _block(ctx), surface="discovery")
 
 
 @pytest.mark.requirement("p11.seam.reachable")

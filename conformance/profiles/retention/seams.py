@@ -15,7 +15,7 @@ from typing import Any
 
 from conformance.client import HostClient, Reply, json_problem, path_segment
 from conformance.outcomes import Blocked, HostError
-from conformance.seams import ABSENT
+from conformance.surfaces import ABSENT, brief
 
 DISCOVERY_KEY = "x-host-openwop-conformance-memory-retention"
 # A fixed "now" far from the real clock: every age in a scenario is relative to it, so a host that
@@ -192,14 +192,14 @@ class RetentionSeams:
         # Setup: a garbled (non-JSON) answer is the host's failure to answer, an ERROR, not a gate.
         reply = self.client.json("POST", f"{self._project(project)}/memories", json_body=body)
         if reply.status != 201:
-            raise Blocked(f"seeding lifecycle memories was refused: {reply.status} {_brief(reply)}")
+            raise Blocked(f"seeding lifecycle memories was refused: {reply.status} {brief(reply)}")
 
     def listing(self, project: str) -> Listing:
         reply = self.client.get(f"{self._project(project)}/memories")
         body = reply.body if isinstance(reply.body, dict) else {}
         rows, links = body.get("memories"), body.get("relations")
         if reply.status != 200 or not isinstance(rows, list) or not isinstance(links, list):
-            raise Blocked(f"reading a project's memories back failed: {reply.status} {_brief(reply)}")
+            raise Blocked(f"reading a project's memories back failed: {reply.status} {brief(reply)}")
         return Listing(
             {row["id"]: row for row in rows if isinstance(row, dict) and isinstance(row.get("id"), str)},
             [
@@ -235,7 +235,7 @@ class RetentionSeams:
         """A run whose report the scenario needs in order to go on (a refusal is BLOCKED)."""
         reply = self.run_reply(project, now, dry_run=dry_run, branches=branches)
         if reply.status != 200 or not isinstance(reply.body, dict):
-            raise Blocked(f"a retention run was refused: {reply.status} {_brief(reply)}")
+            raise Blocked(f"a retention run was refused: {reply.status} {brief(reply)}")
         return reply.body
 
     def restore(
@@ -423,8 +423,3 @@ def every_rule(
             for n in range(size)
         ]
     return items
-
-
-def _brief(reply: Reply) -> str:
-    text = reply.text.strip().replace("\n", " ")
-    return (text[:160] + "…") if len(text) > 160 else text

@@ -1,16 +1,16 @@
-"""Driving a host's RFC 0062 surfaces: the distill seam (OpenWOP), plus the archive route and the
-workspace file read (docs/distillation.md), each probed so a missing surface is BLOCKED, not FAIL."""
+"""Driving a host's RFC 0062 distillation: the distill seam (OpenWOP), plus the archive route and the
+workspace file read (docs/distillation.md), each probed so a missing surface is BLOCKED, not FAIL.
+The read route and the event log are the profile-neutral ones (conformance/surfaces.py)."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from conformance.client import HostClient, Reply, parse_strict_json, path_segment
 from conformance.outcomes import Blocked
-from conformance.seams import ABSENT, read_events
+from conformance.surfaces import ABSENT, read_events
 
 DISTILL = "/v1/host/sample/memory/distill"
 ARCHIVES = "/v1/host/sample/memory/archives"
@@ -19,17 +19,17 @@ INDEX_PATH = "MEMORY-INDEX.json"
 CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
 
 
-_NOT_JSON = object()
+NOT_JSON = object()
 
 
-def _loads(text: str) -> Any:
+def loads(text: str) -> Any:
     """A JSON string the host put inside an answer (the index content), parsed as strictly and as
     boundedly as a body (a hostile index nested 100,000 deep is not JSON here, not a crash);
-    `_NOT_JSON` when it is not."""
+    `NOT_JSON` when it is not."""
     try:
         return parse_strict_json(text.encode("utf-8"))
     except ValueError:
-        return _NOT_JSON
+        return NOT_JSON
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,12 @@ class IndexFile:
 
     def parses(self) -> bool:
         """Whether the content is a JSON document (JSON null included)."""
-        return self.text is not None and _loads(self.text) is not _NOT_JSON
+        return self.text is not None and loads(self.text) is not NOT_JSON
 
     def content(self) -> Any:
         """The file's content parsed as JSON, or None when it is not JSON."""
-        value = _NOT_JSON if self.text is None else _loads(self.text)
-        return None if value is _NOT_JSON else value
+        value = NOT_JSON if self.text is None else loads(self.text)
+        return None if value is NOT_JSON else value
 
     def snapshot(self) -> dict[str, Any] | None:
         """Version and a digest of the content, to compare the whole file before and after."""
@@ -170,77 +170,3 @@ class DistillationSeams:
         """The logged events whose payload[key] is `value` (this run's, this memoryRef's)."""
         found = self.events(event_type)
         return None if found is None else [e for e in found if e["payload"].get(key) == value]
-
-
-def find_index_entry(content: Any, checksum: str | None, memory_ref: str) -> dict[str, Any] | None:
-    """The index object describing this run: keyed by memoryRef, or any object naming the checksum.
-
-    Hosts shape the index differently (the reference host keys entries by memoryRef; OpenWOP's
-    in-memory host writes one flat object), so the search is structural, not positional.
-    """
-    if isinstance(content, dict):
-        refs = content.get("memoryRefs")
-        if isinstance(refs, dict) and isinstance(refs.get(memory_ref), dict):
-            return refs[memory_ref]
-        if isinstance(content.get(memory_ref), dict):
-            return content[memory_ref]
-        if checksum is not None and content.get("archiveChecksum") == checksum:
-            return content
-        for value in content.values():
-            found = find_index_entry(value, checksum, memory_ref)
-            if found is not None:
-                return found
-    elif isinstance(content, list):
-        for value in content:
-            found = find_index_entry(value, checksum, memory_ref)
-            if found is not None:
-                return found
-    return None
-
-
-COUNT_KEYS = ("entryCount", "sourceCount")
-
-
-def entry_count(entry: dict[str, Any] | None) -> int | None:
-    """The source count an index entry states (entryCount or sourceCount), when it states one."""
-    for key in COUNT_KEYS:
-        value = (entry or {}).get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def echo_entry(echo: dict[str, Any], memory_ref: str) -> dict[str, Any] | None:
-    """The index content an answer's `indexFile` echo carries about this run, if any.
-
-    The echo's shape is unspecified: OpenWOP's in-memory host echoes a flat manifest {version,
-    archiveChecksum, entryCount, updatedAt}; the reference host the file's metadata plus its
-    entry's checksum and count; another host may echo the whole WorkspaceFile with its content.
-    Metadata alone (path, version, etag, …) is not index content and gives None.
-    """
-    candidates: list[Any] = [echo]
-    raw = echo.get("content")
-    if isinstance(raw, str):
-        candidates.append(_loads(raw))
-    for candidate in candidates:
-        if not isinstance(candidate, dict):
-            continue
-        keyed = find_index_entry(candidate, None, memory_ref)
-        if keyed is not None:
-            return keyed
-        if "archiveChecksum" in candidate or any(key in candidate for key in COUNT_KEYS):
-            return candidate
-    return None
-
-
-def carried_sources(text: str, sources: list[str]) -> list[str]:
-    """The sources whose text (whole, or its first 40 characters) appears in `text`."""
-    return [s for s in sources if s in text or s[:40] in text]
-
-
-def distill_corpus() -> tuple[list[str], str]:
-    """The secret-free sources (fixtures/corpora/distill.json) and one extra sentence."""
-    from conformance.paths import data_path
-
-    data = json.loads(data_path("fixtures", "corpora", "distill.json").read_text(encoding="utf-8"))
-    return list(data["sources"]), str(data["extra"])

@@ -1,4 +1,4 @@
-"""Shared RFC 0012 oracles: reading a compaction answer and the entry it produced.
+"""Shared RFC 0012 oracles: reading a compaction answer, its logged event and the entry it produced.
 
 These helpers only read and compare; every verdict is still a `ctx.check` in the scenario, citing
 the requirement it witnesses.
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.client import Reply
-from conformance.seams import ABSENT, CompactionSeams
+from conformance.surfaces import MemorySurfaces, ReadBack
 
 
 @dataclass(frozen=True)
@@ -45,31 +45,6 @@ class Compaction:
 
 
 @dataclass(frozen=True)
-class ReadBack:
-    """The output entry as the host's read surface returns it (None when it has no read surface)."""
-
-    status: int | None
-    entry: dict[str, Any] | None
-    evidence: dict[str, Any]
-
-    @property
-    def surface_absent(self) -> bool:
-        return self.status is None
-
-
-def read_output(seams: CompactionSeams, memory_ref: str, output_id: str | None) -> ReadBack:
-    """GET the output entry; distinguishes 'no read surface' (list 404s too) from 'entry missing'."""
-    if output_id is None:
-        return ReadBack(0, None, {"reason": "no outputId in the payload"})
-    reply = seams.read_entry(memory_ref, output_id)
-    if reply.status == 200 and isinstance(reply.body, dict):
-        return ReadBack(200, reply.body, reply.summary())
-    if reply.status in ABSENT and seams.list_entries(memory_ref).status in ABSENT:
-        return ReadBack(None, None, reply.summary())
-    return ReadBack(reply.status, None, reply.summary())
-
-
-@dataclass(frozen=True)
 class LoggedEvent:
     """The host event log's view of one compaction: every logged memory.compacted event naming its
     outputId, or `available=False` when the host offers no event log."""
@@ -86,9 +61,9 @@ class LoggedEvent:
         return value if isinstance(value, dict) else None
 
 
-def logged_event(seams: CompactionSeams, output_id: str | None) -> LoggedEvent:
+def logged_event(surfaces: MemorySurfaces, output_id: str | None) -> LoggedEvent:
     """The logged memory.compacted event(s) of the run that produced `output_id`."""
-    events = seams.events("memory.compacted")
+    events = surfaces.events("memory.compacted")
     if events is None:
         return LoggedEvent(False)
     if output_id is None:

@@ -1,16 +1,18 @@
 """Steps and checks several retention scenarios share (scenarios/retention/).
 
-Gates mark the requirements a scenario checks inapplicable (UNSUPPORTED) when the advertised config makes
-them meaningless, and return None. Every check here cites the requirement id its caller passes and
-records the same evidence wherever it is used; what a scenario seeds, runs and checks stays in the
-scenario.
+Drivers (a `Driver`, no verdict) seed, run and read back; a gate here records in the driver's record
+(`Gated.off`) why the advertised config makes its requirements meaningless, and the graders (a
+`Scenario`) mark them inapplicable (UNSUPPORTED) from it. Every check here cites the requirement id its
+caller passes and records the same evidence wherever it is used; what a scenario seeds, runs and
+checks stays in the scenario.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from conformance.retention_seams import (
+from conformance.profiles.retention.seams import (
     DAY,
     NOW,
     Listing,
@@ -18,6 +20,7 @@ from conformance.retention_seams import (
     altered_fields,
     compactions,
     memory,
+    moved,
     settled,
     unstored,
     unstored_relations,
@@ -25,36 +28,51 @@ from conformance.retention_seams import (
 
 if TYPE_CHECKING:
     from conformance.client import Reply
-    from conformance.context import Scenario
+    from conformance.context import Driver, Scenario
 
 RETENTION_OFF = "memory_retention.enabled is false: no run moves anything"
 COMPACTION_OFF = "the advertised config turns retention or compaction off"
 # What the compaction rules read of a seeded memory (Phase 11 §Eligibility criteria, §Must not compact).
+Memories = list[dict[str, Any]]
+Fields = tuple[str, ...]
 COMPACTION_INPUTS = ("kind", "status", "parentId", "branch", "branchScope", "underReview", "createdAt")
 
 # -- gates ----------------------------------------------------------------------------------------------
 
 
-def retention_on(ctx: Scenario, *requirement_ids: str, reason: str = RETENTION_OFF) -> RetentionSeams | None:
-    """The seams, or None (each id marked inapplicable) when the advertised config turns retention off."""
-    seams = ctx.retention()
+@dataclass
+class Gated:
+    """The part of a retention driver's record every scenario has: why its requirements do not apply."""
+
+    off: str = ""  # set by a gate when the advertised config makes them meaningless
+
+
+def retention_on(host: Driver, seen: Gated, *, reason: str = RETENTION_OFF) -> RetentionSeams | None:
+    """The seams, or None (`seen.off` set) when the advertised config turns retention off."""
+    seams = host.retention()
     if seams.settings.get("enabled") is True:
         return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, reason)
+    seen.off = reason
     return None
 
 
-def compaction_on(ctx: Scenario, *requirement_ids: str) -> RetentionSeams | None:
-    """The seams, or None (each id marked inapplicable) when the advertised config turns retention or
-    compaction off."""
-    seams = ctx.retention()
+def compaction_on(host: Driver, seen: Gated) -> RetentionSeams | None:
+    """The seams, or None (`seen.off` set) when the advertised config turns retention or compaction off."""
+    seams = host.retention()
     settings = seams.settings
     if settings.get("enabled") is True and settings.get("compaction", "enabled") is True:
         return seams
-    for requirement_id in requirement_ids:
-        ctx.inapplicable(requirement_id, COMPACTION_OFF)
+    seen.off = COMPACTION_OFF
     return None
+
+
+def applies(ctx: Scenario, seen: Gated, *requirement_ids: str) -> bool:
+    """False (each id marked inapplicable) when a gate found the requirements meaningless here."""
+    if not seen.off:
+        return True
+    for requirement_id in requirement_ids:
+        ctx.inapplicable(requirement_id, seen.off)
+    return False
 
 
 # -- inputs the host ignored ----------------------------------------------------------------------------
@@ -101,10 +119,44 @@ def inputs_stored(
     return False
 
 
+def ran_on_stored_inputs(
+    ctx: Scenario, rid: str, seen: Any, items: Memories, fields: Fields, what: str
+) -> bool:
+    """Whether a driver's real run is there to grade: the requirement applies, `items` read back with
+    their `fields` as seeded (else their input was ignored), and the run was made. `seen` is a `Gated`
+    record with the read-backs `before` and `after` (None: not reached)."""
+    if not applies(ctx, seen, rid) or seen.before is None:
+        return False
+    if not inputs_stored(ctx, rid, seen.before, items, fields, what=what):
+        return False
+    return seen.after is not None
+
+
+def check_left_alone(
+    ctx: Scenario,
+    requirement_id: str,
+    after: Listing,
+    item: dict[str, Any],
+    fields: tuple[str, str],
+    *,
+    note: str,
+) -> None:
+    """A memory the run must leave alone reads back in its seeded status, without the `fields` a move
+    records (archivedAt and archivedReason, expiresAt and expiryReason)."""
+    kept = after.memories.get(item["id"]) or {}
+    ctx.check(
+        requirement_id,
+        kept.get("status") == item["status"] and all(kept.get(f) is None for f in fields),
+        {"memoryId": item["id"], "readBack": {k: kept.get(k) for k in ("status", *fields)}},
+        surface="retention-memories",
+        note=note,
+    )
+
+
 # -- seeding and running --------------------------------------------------------------------------------
 
 
-def batch(ctx: Scenario, label: str, count: int, **attributes: Any) -> list[dict[str, Any]]:
+def batch(ctx: Driver, label: str, count: int, **attributes: Any) -> list[dict[str, Any]]:
     """`count` memories alike but for their (unique) ids `<label><n>-…`."""
     return [memory(ctx.unique_id(f"{label}{n}"), **attributes) for n in range(count)]
 
@@ -114,7 +166,7 @@ def ids_of(items: list[dict[str, Any]]) -> set[str]:
 
 
 def archived_by_hand(
-    ctx: Scenario, kind: str, previous: str = "stale", *, label: str = "archived"
+    ctx: Driver, kind: str, previous: str = "stale", *, label: str = "archived"
 ) -> dict[str, Any]:
     """A memory archived from `previous` a day before NOW, before the scenario (what a restore acts on)."""
     return settled(
@@ -132,13 +184,12 @@ def archived_by_hand(
 class RealRun:
     """Seed `memories` in `project`, read it back (BLOCKED unless every one is there), run retention for
     real at NOW and read back again: `before`, `report`, `after`, and what the run compacted
-    (`taken`: node id → the ids it took, from the read-backs). A check on memories whose compaction
-    inputs (COMPACTION_INPUTS, seeded relations) did not read back as seeded is not made: the
-    requirement is marked as having had its input ignored instead."""
+    (`taken`: node id → the ids it took, from the read-backs). Graded with `one_node` and `untouched`:
+    a check on memories whose compaction inputs (COMPACTION_INPUTS, seeded relations) did not read
+    back as seeded is not made, the requirement is marked as having had its input ignored instead."""
 
     def __init__(
         self,
-        ctx: Scenario,
         seams: RetentionSeams,
         project: str,
         memories: list[dict[str, Any]],
@@ -146,40 +197,74 @@ class RealRun:
         *,
         branches: Any = None,
     ) -> None:
-        self.ctx, self.project, self.relations = ctx, project, relations
+        self.project, self.relations = project, relations
         seams.seed(project, memories, relations)
         self.before = seams.read_back(project, memories)
         self.report = seams.run(project, NOW, dry_run=False, branches=branches)
         self.after = seams.listing(project)
         self.taken = compactions(self.before, self.after)
 
-    def _stored(self, requirement_id: str, items: list[dict[str, Any]], note: str) -> bool:
+    def _stored(self, ctx: Scenario, requirement_id: str, items: list[dict[str, Any]], note: str) -> bool:
         return inputs_stored(
-            self.ctx,
-            requirement_id,
-            self.before,
-            items,
-            COMPACTION_INPUTS,
-            relations=self.relations,
-            what=note,
+            ctx, requirement_id, self.before, items, COMPACTION_INPUTS, relations=self.relations, what=note
         )
 
-    def one_node(self, requirement_id: str, items: list[dict[str, Any]], *, note: str) -> None:
-        if self._stored(requirement_id, items, note):
-            check_one_node(self.ctx, requirement_id, self.taken, ids_of(items), note=note)
+    def one_node(self, ctx: Scenario, requirement_id: str, items: list[dict[str, Any]], *, note: str) -> None:
+        if self._stored(ctx, requirement_id, items, note):
+            check_one_node(ctx, requirement_id, self.taken, ids_of(items), note=note)
 
-    def untouched(self, requirement_id: str, items: list[dict[str, Any]], *, note: str, **extra: Any) -> None:
-        if self._stored(requirement_id, items, note):
+    def untouched(
+        self, ctx: Scenario, requirement_id: str, items: list[dict[str, Any]], *, note: str, **extra: Any
+    ) -> None:
+        if self._stored(ctx, requirement_id, items, note):
             check_untouched(
-                self.ctx,
-                requirement_id,
-                self.before,
-                self.after,
-                self.taken,
-                ids_of(items),
-                note=note,
-                **extra,
+                ctx, requirement_id, self.before, self.after, self.taken, ids_of(items), note=note, **extra
             )
+
+
+@dataclass(frozen=True)
+class Case:
+    """One seeded memory and where a real run at NOW must leave it (`to`: the status it moves to, None:
+    it stays), graded under `requirement` with `evidence`; `what` names it for an ignored-input reason."""
+
+    item: dict[str, Any]
+    to: str | None
+    requirement: str
+    note: str
+    what: str
+    evidence: dict[str, Any]
+
+
+class CaseRun:
+    """Seed the cases' memories in a fresh project, read them back, run for real at NOW, read back again;
+    `grade` checks each case of one requirement whose `inputs` read back as seeded (`check_moved`)."""
+
+    def __init__(
+        self, seams: RetentionSeams, project: str, cases: list[Case], inputs: tuple[str, ...]
+    ) -> None:
+        self.cases, self.inputs = cases, inputs
+        items = [case.item for case in cases]
+        seams.seed(project, items)
+        self.before = seams.read_back(project, items)
+        self.report = seams.run(project, NOW, dry_run=False)
+        self.after = seams.listing(project)
+
+    def grade(self, ctx: Scenario, requirement_id: str) -> None:
+        reported = moved(self.report)
+        for case in self.cases:
+            if case.requirement != requirement_id:
+                continue
+            if inputs_stored(ctx, requirement_id, self.before, [case.item], self.inputs, what=case.what):
+                check_moved(
+                    ctx,
+                    requirement_id,
+                    self.after,
+                    reported,
+                    case.item,
+                    case.to,
+                    case.evidence,
+                    note=case.note,
+                )
 
 
 def two_real_runs(seams: RetentionSeams, project: str) -> list[tuple[str, Listing, dict[str, Any], Listing]]:
@@ -271,13 +356,14 @@ def check_moved(
 # -- retrieval ------------------------------------------------------------------------------------------
 
 
-def query_word(ctx: Scenario, label: str) -> str:
+def query_word(ctx: Driver, label: str) -> str:
     """A query word (one run of word characters) that only this test's memories carry."""
     return ctx.unique_id(label).replace("-", "")
 
 
-def retrieved(ctx: Scenario, requirement_id: str, reply: Reply, *, note: str) -> list[dict[str, Any]]:
-    """The results of a retrieval reply, best first; that the answer is usable is itself a check."""
+def usable_results(reply: Reply) -> tuple[bool, list[dict[str, Any]]]:
+    """Whether a retrieval reply is usable (200, a results list of memories with string ids and usable
+    evidence), and its results, best first ([] when it is not)."""
     body = reply.body if isinstance(reply.body, dict) else {}
     results = body.get("results")
     usable = (
@@ -291,8 +377,14 @@ def retrieved(ctx: Scenario, requirement_id: str, reply: Reply, *, note: str) ->
             for r in results
         )
     )
+    return usable, (results if usable else [])
+
+
+def retrieved(ctx: Scenario, requirement_id: str, reply: Reply, *, note: str) -> list[dict[str, Any]]:
+    """The results of a retrieval reply, best first; that the answer is usable is itself a check."""
+    usable, results = usable_results(reply)
     ctx.check(requirement_id, usable, reply.summary(), surface="retention-retrieval", note=note)
-    return results if usable else []
+    return results
 
 
 def _evidence_usable(evidence: Any) -> bool:

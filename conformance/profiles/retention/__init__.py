@@ -1,0 +1,23 @@
+"""The Phase 11 retention profile: its seams (seams.py), its shared steps and checks (checks.py) and
+its gate."""
+
+from __future__ import annotations
+
+from conformance.profiles.gate import Gate
+from conformance.profiles.retention.seams import DISCOVERY_KEY, RetentionSeams
+
+GATE: Gate[RetentionSeams] = Gate(
+    name="retention",
+    probe_key="retention",
+    block=lambda discovery: discovery.document.get(DISCOVERY_KEY),
+    not_advertised=lambda _discovery: (
+        f"{DISCOVERY_KEY}.supported is not true (retention profile not advertised)"
+    ),
+    seams=RetentionSeams,
+    absent=lambda seams, status: f"retention profile advertised but {seams.base} routes answered {status}",
+    preflight=lambda client, block: (
+        "GET",
+        f"{RetentionSeams(client, block).base}/projects/conformance-probe/memories",
+        None,
+    ),
+)
