@@ -28,9 +28,8 @@ class EmbeddedHost:
         shutil.rmtree(self._workdir, ignore_errors=True)
 
 
-def boot_embedded(faults: frozenset[str] = frozenset()) -> EmbeddedHost:
+def boot_embedded() -> EmbeddedHost:
     from reference_host.config import HostConfig
-    from reference_host.faults import Faults
     from reference_host.server import start_in_thread
 
     workdir = Path(tempfile.mkdtemp(prefix="openwop-embedded-"))
@@ -39,7 +38,6 @@ def boot_embedded(faults: frozenset[str] = frozenset()) -> EmbeddedHost:
         api_keys={token_a: "tenant-a", token_b: "tenant-b"},
         database_url=f"sqlite:///{workdir / 'host.db'}",
         test_seams=True,
-        faults=Faults(faults),
     )
     running = start_in_thread(config)
     return EmbeddedHost(running.url, Secret(token_a), Secret(token_b), running, workdir)

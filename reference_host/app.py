@@ -17,12 +17,12 @@ from fastapi.responses import JSONResponse
 from reference_host.archives import ArchiveStore
 from reference_host.body_rewrite import BodyRewrite
 from reference_host.clock import from_wire, to_wire
-from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact
+from reference_host.compaction import Compactor, NothingToCompact, build_compactor
 from reference_host.config import HostConfig
 from reference_host.database import create_engine, upgrade
 from reference_host.deps import Tenant, check_size
-from reference_host.discovery import discovery_document, tokenizer_name
-from reference_host.distillation import DistillationLimits, Distiller
+from reference_host.discovery import discovery_document
+from reference_host.distillation import build_distiller
 from reference_host.edge import Edge
 from reference_host.errors import ApiError, install_error_handlers
 from reference_host.models import (
@@ -40,6 +40,7 @@ from reference_host.models import (
 )
 from reference_host.openapi import install_openapi
 from reference_host.pages import MAX_CURSOR_LENGTH, MAX_ENTRIES_PAGE, memory_entries_page, page_body, paged
+from reference_host.parts import HostParts
 from reference_host.redaction import Redactor
 from reference_host.routes_distillation import mount_distillation
 from reference_host.routes_retention import mount_retention
@@ -86,31 +87,17 @@ def _coerced(raw: bytes) -> bytes:
     return json.dumps(data).encode()
 
 
-def create_app(config: HostConfig) -> FastAPI:
+def create_app(config: HostConfig, parts: HostParts | None = None) -> FastAPI:
+    """Assemble the host from its parts (`parts.py`: the production ones unless told otherwise)."""
+    parts = parts or HostParts()
     engine = create_engine(config.database_url)
     upgrade(engine)
-    store = MemoryStore(engine)
+    store = parts.memory_store(MemoryStore(engine))
     faults = config.faults
-    compactor = Compactor(
-        store,
-        CompactionLimits(config.max_input_entries, config.max_output_bytes),
-        faults,
-    )
+    compactor = build_compactor(store, config, parts)
     archives = ArchiveStore(engine)
     workspace = WorkspaceStore(engine, config.workspace_max_file_bytes)
-    distiller = Distiller(
-        store,
-        workspace,
-        archives,
-        DistillationLimits(
-            max_token_budget=config.max_token_budget,
-            max_input_entries=config.max_input_entries,
-            max_output_bytes=config.max_output_bytes,
-            archive_retention=config.archive_retention,
-            tokenizer_name=tokenizer_name(config),
-        ),
-        faults,
-    )
+    distiller = build_distiller(store, workspace, archives, config, parts)
     app = FastAPI(title="OpenWOP reference host", version="0.1.0", docs_url=None, redoc_url=None)
     app.state.config = config
     app.state.engine = engine
@@ -137,7 +124,7 @@ def create_app(config: HostConfig) -> FastAPI:
     if config.test_seams and "seams-missing" not in faults:
         _mount_seams(app, config, store, compactor)
     mount_distillation(app, config, distiller, archives, workspace)
-    mount_retention(app, config, engine)
+    mount_retention(app, config, engine, parts)
 
     if "no-read-route-no-event-log" not in faults:
         _mount_reads(app, config, store)
@@ -173,7 +160,19 @@ def create_app(config: HostConfig) -> FastAPI:
     # Added last, so it is the outermost layer: before the body rewrites, every route, every body.
     public = (DISCOVERY_PATH, app.openapi_url or "")
     app.add_middleware(Edge, config=config, public_paths=public, routes=lambda: app.router.routes)
+    for layer in parts.app_layers:
+        app.add_middleware(AppLayer, wrap=layer)
     return app
+
+
+class AppLayer:
+    """Starlette middleware around one `parts.app_layers` callable (outside the edge, on the wire)."""
+
+    def __init__(self, app: Any, wrap: Any) -> None:
+        self.inner = wrap(app)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await self.inner(scope, receive, send)
 
 
 def _mount_reads(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:

@@ -1,4 +1,8 @@
-"""`openwop-reference-host serve …`: run the bundled host standalone."""
+"""`openwop-reference-host serve …`: run the bundled host standalone.
+
+`app` is also the body of the project's `python -m mutants serve`, which hands in, as Click's
+`obj`, a function that turns the config this command builds into a defective assembly.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,13 @@ from typing import Annotated
 import typer
 
 from reference_host.config import HostConfig
-from reference_host.faults import FAULTS, Faults
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="The OpenWOP reference host.")
+
+
+@app.callback()
+def _commands() -> None:
+    """The OpenWOP reference host (`serve`)."""  # a callback keeps `serve` a named subcommand
 
 
 def _parse_keys(pairs: list[str]) -> dict[str, str]:
@@ -28,6 +36,7 @@ def _parse_keys(pairs: list[str]) -> dict[str, str]:
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     port: Annotated[int, typer.Option(help="TCP port to listen on.")] = 8080,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     api_key: Annotated[
@@ -38,9 +47,6 @@ def serve(
         typer.Option("--test-seams", help="Mount the conformance test seams (off by default)."),
     ] = False,
     database_url: Annotated[str | None, typer.Option(help="SQLAlchemy URL; default a SQLite file.")] = None,
-    fault: Annotated[
-        list[str], typer.Option("--fault", help="Fault mode for self-validation; repeatable.")
-    ] = [],  # noqa: B006
     distill_cron: Annotated[
         str | None,
         typer.Option(help='Run scheduled distillation on this crontab schedule (UTC), e.g. "0 3 * * *".'),
@@ -75,12 +81,6 @@ def serve(
             raise typer.BadParameter(message, param_hint="--distill-cron") from None
     if distill_budget is not None and distill_cron is None:
         raise typer.BadParameter("needs --distill-cron", param_hint="--distill-budget")
-    unknown = [f for f in fault if f not in FAULTS]
-    if unknown:
-        raise typer.BadParameter(
-            f"unknown fault mode {unknown[0]!r}; see `openwop-reference-host faults`",
-            param_hint="--fault",
-        )
     from reference_host.retention.config import RetentionConfigError, load_config
     from reference_host.server import serve_forever
 
@@ -90,31 +90,19 @@ def serve(
         raise typer.BadParameter(str(exc), param_hint="--retention-config") from None
 
     url = database_url or f"sqlite:///{Path('openwop-reference-host.db').resolve()}"
-    if fault:
-        typer.secho(
-            f"WARNING: fault modes active ({', '.join(fault)}): this host is deliberately non-conforming.",
-            err=True,
-            fg="red",
-        )
     config = HostConfig(
         api_keys=_parse_keys(api_key),
         database_url=url,
         test_seams=test_seams,
-        faults=Faults(frozenset(fault)),
         distill_cron=distill_cron,
         distill_budget=distill_budget,
         retention=retention,
         header_timeout=header_timeout,
         max_connections=max_connections,
     )
-    serve_forever(config, host, port)
-
-
-@app.command("faults")
-def list_faults() -> None:
-    """List the fault modes and the requirement each one breaks."""
-    for fault in FAULTS.values():
-        typer.echo(f"{fault.name:32} {fault.expected:11} {fault.requirement:45} {fault.description}")
+    assemble = ctx.obj  # None: the production host
+    config, parts = assemble(config) if assemble is not None else (config, None)
+    serve_forever(config, host, port, parts)
 
 
 def main() -> None:

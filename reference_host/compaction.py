@@ -13,8 +13,13 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from reference_host.faults import Faults
+
+if TYPE_CHECKING:
+    from reference_host.config import HostConfig
+    from reference_host.parts import HostParts
 from reference_host.harness import SEPARATOR, Harness, Switches
 from reference_host.store import CompactionWrite, Entry, MemoryStore, NewEntry
 
@@ -215,3 +220,9 @@ class Compactor:
                 listed.append(listed[0])
             payload["sourceIds"] = listed
         return payload
+
+
+def build_compactor(store: MemoryStore, config: HostConfig, parts: HostParts) -> Compactor:
+    """The compaction engine `create_app` mounts, from the host's settings and parts."""
+    limits = CompactionLimits(config.max_input_entries, config.max_output_bytes)
+    return Compactor(store, limits, config.faults)

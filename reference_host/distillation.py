@@ -32,6 +32,7 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import rfc8785
 import sqlalchemy as sa
@@ -41,6 +42,10 @@ from reference_host.clock import to_wire
 from reference_host.compaction import SOURCE_IDS_LIMIT, truncate_utf8
 from reference_host.database import is_retryable, write_transaction
 from reference_host.faults import Faults
+
+if TYPE_CHECKING:
+    from reference_host.config import HostConfig
+    from reference_host.parts import HostParts
 from reference_host.harness import SEPARATOR, Harness, Switches
 from reference_host.store import (
     DISTILLED_TAG,
@@ -434,3 +439,23 @@ class Distiller:
             emit_event="index-no-event" not in self.faults,
             keep_version="index-version-constant" in self.faults,
         )
+
+
+def build_distiller(
+    store: MemoryStore,
+    workspace: WorkspaceStore,
+    archives: ArchiveStore,
+    config: HostConfig,
+    parts: HostParts,
+) -> Distiller:
+    """The distillation engine `create_app` mounts, from the host's settings and parts."""
+    from reference_host.discovery import tokenizer_name
+
+    limits = DistillationLimits(
+        max_token_budget=config.max_token_budget,
+        max_input_entries=config.max_input_entries,
+        max_output_bytes=config.max_output_bytes,
+        archive_retention=config.archive_retention,
+        tokenizer_name=tokenizer_name(config),
+    )
+    return Distiller(store, workspace, archives, limits, config.faults)

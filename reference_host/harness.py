@@ -1,3 +1,4 @@
+# TRANSITIONAL (issue 10): engines move to reference_host.sr1 and mutants/; deleted at integration.
 """The SR-1 harness for derived content, shared by compaction (RFC 0012 §D) and distillation (RFC 0062 §B(3)).
 
 One path builds the tenant's redactor (its registered BYOK secrets, the secret shapes, form-leak

@@ -20,6 +20,7 @@ from reference_host.deps import Tenant
 from reference_host.errors import ApiError
 from reference_host.models import NO_NUL, JsonInteger, Text, Timestamp, _Strict
 from reference_host.pages import MAX_CURSOR_LENGTH, MAX_LIFECYCLE_PAGE, lifecycle_page, paged
+from reference_host.parts import HostParts
 from reference_host.retention import diagnostics, retrieval, store
 from reference_host.retention.branches import BranchState
 from reference_host.retention.config import RetentionConfig, config_document
@@ -149,7 +150,7 @@ def _coerce_counts(raw: bytes) -> bytes:
     return json.dumps(data).encode()
 
 
-def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine) -> None:
+def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: HostParts) -> None:
     faults = config.faults
     if not config.test_seams or "retention-seams-missing" in faults:
         return

@@ -13,6 +13,7 @@ from fastapi import FastAPI
 
 from reference_host.app import create_app
 from reference_host.config import HostConfig
+from reference_host.parts import HostParts
 from reference_host.protocol import protocol_class
 
 
@@ -58,9 +59,11 @@ def uvicorn_config(app: FastAPI, config: HostConfig, **options: object) -> uvico
     )
 
 
-def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) -> RunningHost:
+def start_in_thread(
+    config: HostConfig, host: str = "127.0.0.1", port: int = 0, parts: HostParts | None = None
+) -> RunningHost:
     """Start uvicorn on a pre-bound socket (port 0 picks a free port, so parallel hosts never clash)."""
-    app = create_app(config)
+    app = create_app(config, parts)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
@@ -80,9 +83,9 @@ def start_in_thread(config: HostConfig, host: str = "127.0.0.1", port: int = 0) 
     return RunningHost(url=f"http://{host}:{bound_port}", server=server, thread=thread, app=app)
 
 
-def serve_forever(config: HostConfig, host: str, port: int) -> None:
+def serve_forever(config: HostConfig, host: str, port: int, parts: HostParts | None = None) -> None:
     """Serve in the foreground until interrupted; exits non-zero when the port cannot be bound."""
-    app = create_app(config)
+    app = create_app(config, parts)
     server = uvicorn.Server(uvicorn_config(app, config, host=host, port=port, log_level="info"))
     start_background(app)
     try:

@@ -1,5 +1,5 @@
 """Fixtures for the project's own tests: databases (SQLite file and real PostgreSQL), running
-reference hosts (optionally with fault modes), and running the suite against a host in a
+reference hosts (optionally with mutants), and running the suite against a host in a
 subprocess, exactly as a user would (`python -m pytest --host-url …`)."""
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import pytest
 
 from reference_host.config import HostConfig
 from reference_host.devdb import create_database, pg_bin, throwaway_cluster
-from reference_host.faults import Faults
-from reference_host.server import RunningHost, start_in_thread
+from mutants.host import start as start_mutant
+from reference_host.server import RunningHost
 
 # Helper modules that assert on a test's behalf: pytest's assertion messages there too.
 pytest.register_assert_rewrite("retention_support")
@@ -73,21 +73,20 @@ class HostHandle:
 
 @pytest.fixture
 def start_host(tmp_path: Path) -> Iterator[Callable[..., HostHandle]]:
-    """Factory: start a reference host in a thread (faults, database and limits configurable)."""
+    """Factory: start a reference host in a thread (mutants by name, database and limits configurable)."""
     started: list[HostHandle] = []
 
     def start(
-        *faults: str, database_url: str | None = None, test_seams: bool = True, **overrides: object
+        *mutants: str, database_url: str | None = None, test_seams: bool = True, **overrides: object
     ) -> HostHandle:
         token_a, token_b = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
         config = HostConfig(
             api_keys={token_a: "tenant-a", token_b: "tenant-b"},
             database_url=database_url or f"sqlite:///{tmp_path / f'host-{len(started)}.db'}",
             test_seams=test_seams,
-            faults=Faults(frozenset(faults)),
             **overrides,  # type: ignore[arg-type]
         )
-        running = start_in_thread(config)
+        running = start_mutant(mutants, config)
         handle = HostHandle(running.url, token_a, token_b, running)
         started.append(handle)
         return handle

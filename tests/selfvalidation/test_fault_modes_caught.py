@@ -3,7 +3,7 @@
 import pytest
 from conftest import scenario_files_for
 
-from reference_host.faults import FAULTS
+from mutants.catalog import MUTANTS as FAULTS
 
 EXIT_FOR = {"FAIL": 1, "WARN": 0, "UNSUPPORTED": 0, "BLOCKED": 0}
 
