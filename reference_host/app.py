@@ -2,7 +2,7 @@
 
 Routes: discovery; the RFC 0012 test seams (only with test seams on); the memory read surface and
 event log (documented host extensions, see docs/host-extensions.md); the RFC 0062 distillation seam,
-archives and workspace files (`routes_distillation.py`, docs/distillation.md). Every route but
+archives and workspace files (`http/distillation.py`, docs/distillation.md). Every route but
 discovery is authenticated, and every store call is scoped to the caller's tenant.
 """
 
@@ -25,6 +25,8 @@ from reference_host.discovery import discovery_document
 from reference_host.distillation import build_distiller
 from reference_host.edge import Edge
 from reference_host.errors import ApiError, install_error_handlers
+from reference_host.http.distillation import mount_distillation
+from reference_host.http.retention import mount_retention
 from reference_host.models import (
     MAX_SEQUENCE,
     MEMORY_ENTRY_PATH,
@@ -42,8 +44,6 @@ from reference_host.openapi import install_openapi
 from reference_host.pages import MAX_CURSOR_LENGTH, MAX_ENTRIES_PAGE, memory_entries_page, page_body, paged
 from reference_host.parts import HostParts
 from reference_host.redaction import Redactor
-from reference_host.routes_distillation import mount_distillation
-from reference_host.routes_retention import mount_retention
 from reference_host.scheduler import DistillScheduler
 from reference_host.store import CompactionInProgress, DuplicateEntry, MemoryStore, NewEntry
 from reference_host.workspace import WorkspaceStore

@@ -7,7 +7,7 @@ from typing import Any
 
 from reference_host import __version__
 from reference_host.config import HostConfig
-from reference_host.routes_retention import DISCOVERY_KEY, capability_block
+from reference_host.http.retention import DISCOVERY_KEY, capability_block
 from reference_host.tokens import DEFAULT_TOKENIZER
 
 
