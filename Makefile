@@ -5,12 +5,14 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: run test lint format bench clean
+.PHONY: run test test-full-matrix lint format bench constraints clean
 
-$(STAMP): pyproject.toml
+# Both distributions of this repository, editable: the grading one (with its dev tools) and the
+# reference host (`host/`, through the grading one's `host` extra), at the versions in constraints.txt.
+$(STAMP): pyproject.toml host/pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -c constraints.txt --upgrade pip
+	$(BIN)/pip install --quiet -c constraints.txt -e ./host -e '.[dev,host]'
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -18,6 +20,15 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n 2 tests
+
+# CI's second tier: every mutant against every scenario, every requirement compared with the clean host.
+test-full-matrix: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m full_matrix tests/selfvalidation
+
+# Re-pin after changing a range in either pyproject.toml (names and versions only, no addresses).
+constraints: $(STAMP)
+	{ sed -n '1,3p' constraints.txt; $(BIN)/pip freeze --all --exclude-editable | grep -v -i '^openwop'; } > constraints.new
+	mv constraints.new constraints.txt
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

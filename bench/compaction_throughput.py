@@ -40,8 +40,8 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
     """Seed N entries, time redaction alone, then time one compaction of all N (child process)."""
     from reference_host.compaction import CompactionLimits, Compactor
     from reference_host.database import create_engine, upgrade
-    from reference_host.faults import Faults
     from reference_host.redaction import Redactor, redact_joined
+    from reference_host.sr1 import Scrubber
     from reference_host.store import MemoryStore, NewEntry
 
     n = spec.entries
@@ -96,7 +96,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
             compactor = Compactor(
                 store,
                 CompactionLimits(max_input_entries=n, max_output_bytes=MAX_OUTPUT_BYTES),
-                Faults(),
+                Scrubber(store),
             )
             # Phase timers wrap this bench's own instances only; the engine code is untouched.
             phases: dict[str, float] = {}

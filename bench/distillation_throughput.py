@@ -162,11 +162,11 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     archive_retention=config.archive_retention,
                     tokenizer_name=tokenizer_name(config),
                 ),
-                config.faults,
             )
             out["maxOutputBytes"] = config.max_output_bytes
-            distiller._scrub = measure.timed(phases, "redact", distiller._scrub)  # type: ignore[method-assign]
-            distiller._checksum = measure.timed(phases, "sha256", distiller._checksum)  # type: ignore[method-assign]
+            scrub, checksum = distiller.policies.scrub, distiller.policies.checksum
+            scrub.scrub = measure.timed(phases, "redact", scrub.scrub)  # type: ignore[method-assign]
+            checksum.checksum = measure.timed(phases, "sha256", checksum.checksum)  # type: ignore[method-assign]
             distiller._commit = measure.timed(phases, "commit", distiller._commit)  # type: ignore[method-assign]
             memory_ref = f"bench-distill-{n}"
 

@@ -1,7 +1,7 @@
-"""Result bundles of one suite checkout against a host started clean and with each fault mode.
+"""Result bundles of one suite checkout against a host started clean and with each mutant.
 
-    python -m bench.verdict_runs --suite /path/to/checkout --serve "/path/to/openwop-reference-host serve" \\
-        --out reports/verdicts-after [--fault NAME ...] [--targeted] [--workers 2]
+    python -m bench.verdict_runs --suite /path/to/checkout --serve "python -m mutants serve" \\
+        --list "python -m mutants list" --out reports/verdicts-after [--fault NAME ...] [--targeted]
 
 For each case (`clean`, then every fault given, or every fault `--faults-from` lists) a host is started
 on a free port with two tenants, test seams and its own SQLite file; the suite checkout's own venv runs
@@ -51,9 +51,10 @@ def targeted_files(suite: Path, requirement: str) -> list[str]:
     return sorted(str(p) for p in (suite / "scenarios").rglob("test_*.py") if quoted in p.read_text())
 
 
-def fault_requirements(serve: list[str]) -> dict[str, str]:
-    """fault name -> requirement, from `<host command's program> faults`."""
-    listing = subprocess.run([serve[0], "faults"], capture_output=True, text=True, check=True).stdout
+def fault_requirements(lister: list[str]) -> dict[str, str]:
+    """fault name -> requirement, from the listing command (`python -m mutants list`; before issue 10,
+    `openwop-reference-host faults`): one `NAME EXPECTED REQUIREMENT ...` line per defect."""
+    listing = subprocess.run(lister, capture_output=True, text=True, check=True).stdout
     return {line.split()[0]: line.split()[2] for line in listing.splitlines() if len(line.split()) >= 3}
 
 
@@ -84,7 +85,8 @@ def run_case(args: argparse.Namespace, case: str, fault: str | None, files: list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.verdict_runs", description=__doc__.split("\n")[0])
     parser.add_argument("--suite", type=Path, required=True, help="checkout whose .venv runs the suite")
-    parser.add_argument("--serve", required=True, help="host command ('…/openwop-reference-host serve')")
+    parser.add_argument("--serve", required=True, help="host command ('python -m mutants serve')")
+    parser.add_argument("--list", default="python -m mutants list", help="command listing the defects")
     parser.add_argument("--out", type=Path, required=True, help="folder for <case>.json bundles")
     parser.add_argument("--fault", action="append", default=[], help="a fault mode (repeatable)")
     parser.add_argument("--all-faults", action="store_true", help="every fault the host command lists")
@@ -93,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=0, help="pytest-xdist workers (0: none)")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    targets = fault_requirements(shlex.split(args.serve))
+    targets = fault_requirements(shlex.split(args.list))
     faults = sorted(targets) if args.all_faults else args.fault
     cases: list[tuple[str, str | None]] = [] if args.no_clean else [("clean", None)]
     cases += [(name, name) for name in faults]

@@ -3,20 +3,28 @@
 `run` is a thin front end over the same pytest plugin (`pytest --host-url …`): it checks first that
 the host can be graded (reachable, usable discovery, keys accepted: one line and exit 2 if not),
 runs the bundled scenarios in-process, then renders the verdict table from the JSON result bundle.
+
+Built on `argparse` and plain text, not a CLI framework: the grading install stays small, and the
+output is the same in a terminal, a CI log or a pipe.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
+import itertools
 import json
+import os
+import shutil
 import sys
 import tempfile
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Any
 
 import pytest
-import typer
-from rich.console import Console
-from rich.table import Table
 
 from conformance import requirements
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
@@ -24,63 +32,215 @@ from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_prob
 from conformance.paths import scenarios_dir
 from conformance.secrecy import Secret, scrub
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="OpenWOP memory conformance suite.")
-COLOURS = {
-    "PASS": "green",
-    "FAIL": "bold red",
-    "ERROR": "bold red",
-    "WARN": "yellow",
-    "BLOCKED": "magenta",
-    "UNSUPPORTED": "cyan",
-    "DISABLED": "dim",
-}
+PROG = "openwop-memory-conformance"
+TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y", "on"})
+FALSE_WORDS = frozenset({"0", "false", "f", "no", "n", "off"})
+VERDICT_COLUMNS = ("Outcome", "Level", "Checks", "Requirement", "Reason")
+REGISTRY_COLUMNS = ("Id", "Level", "Section", "Sentence")
+CELL_WIDTH = 48
+MIN_LAST_WIDTH = 30
+COLUMN_GAP = "  "
+PARALLEL_EXTRA = f"pip install '{PROG}[parallel]'"
 
 
-@app.command()
-def run(
-    host_url: Annotated[
-        str | None,
-        typer.Option(
-            envvar="OPENWOP_BASE_URL", help="Host to certify; omit for the embedded reference host."
-        ),
-    ] = None,
-    host_token: Annotated[
-        str | None,
-        typer.Option(envvar="OPENWOP_API_KEY", help="Bearer key (tenant A).", show_default=False),
-    ] = None,
-    tenant_b_token: Annotated[
-        str | None,
-        typer.Option(
-            envvar="OPENWOP_TEST_TENANT_B_API_KEY",
-            help="Bearer key of a second tenant.",
-            show_default=False,
-        ),
-    ] = None,
-    report: Annotated[Path | None, typer.Option(help="Write the JSON result bundle here.")] = None,
-    junit: Annotated[Path | None, typer.Option(help="Also write JUnit XML here.")] = None,
-    require_behavior: Annotated[
-        bool,
-        typer.Option("--require-behavior", envvar="OPENWOP_REQUIRE_BEHAVIOR", help="BLOCKED fails the run."),
-    ] = False,
-    request_timeout: Annotated[
-        float,
-        typer.Option(envvar="OPENWOP_REQUEST_TIMEOUT", min=0.001, help="Seconds per HTTP request."),
-    ] = 20.0,
-    max_answer_bytes: Annotated[
-        int,
-        typer.Option(envvar="OPENWOP_MAX_ANSWER_BYTES", min=1, help="Largest decoded answer (bytes)."),
-    ] = DEFAULT_MAX_ANSWER_BYTES,
-    workers: Annotated[int, typer.Option(help="Parallel pytest-xdist workers (0 = none).")] = 0,
-    disable: Annotated[list[str], typer.Option(help="ID=REASON: opt a requirement out.")] = [],  # noqa: B006
-) -> None:
-    """Run every scenario against a host and print the verdict table."""
-    console = Console(stderr=False)
-    if host_url:
-        problem = _startup_check(host_url, host_token, tenant_b_token, request_timeout, max_answer_bytes)
+def _at_least(kind: Callable[[str], float], minimum: float) -> Callable[[str], Any]:
+    """A converter for a number option with a floor: a bad value is a usage error, not a traceback."""
+    name = "an integer" if kind is int else "a number"
+
+    def convert(raw: str) -> float:
+        try:
+            value = kind(raw)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{raw!r} is not {name}") from None
+        if not value >= minimum:  # `not >=` so that NaN is refused too
+            raise argparse.ArgumentTypeError(f"{raw} is not in the range x>={minimum}")
+        return value
+
+    return convert
+
+
+def _integer(raw: str) -> int:
+    try:
+        return int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not an integer") from None
+
+
+def _boolean(raw: str) -> bool:
+    """An environment switch: the usual yes/no words, anything else refused rather than guessed."""
+    word = raw.strip().lower()
+    if word in TRUE_WORDS | FALSE_WORDS:
+        return word in TRUE_WORDS
+    raise argparse.ArgumentTypeError(f"{raw!r} is not a boolean (use true/false, 1/0, yes/no, on/off)")
+
+
+@dataclass(frozen=True)
+class EnvOption:
+    """An option of `run` that falls back to an environment variable, then to a default."""
+
+    flag: str
+    env: str
+    parse: Callable[[str], Any]
+    default: Any
+    help: str
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+ENV_OPTIONS = (
+    EnvOption(
+        "--host-url",
+        "OPENWOP_BASE_URL",
+        str,
+        None,
+        "Host to certify; omit for the embedded reference host.",
+        "URL",
+    ),
+    EnvOption("--host-token", "OPENWOP_API_KEY", str, None, "Bearer key (tenant A).", "KEY"),
+    EnvOption(
+        "--tenant-b-token",
+        "OPENWOP_TEST_TENANT_B_API_KEY",
+        str,
+        None,
+        "Bearer key of a second tenant.",
+        "KEY",
+    ),
+    EnvOption("--require-behavior", "OPENWOP_REQUIRE_BEHAVIOR", _boolean, False, "BLOCKED fails the run."),
+    EnvOption(
+        "--request-timeout",
+        "OPENWOP_REQUEST_TIMEOUT",
+        _at_least(float, 0.001),
+        20.0,
+        "Seconds per HTTP request (x>=0.001).",
+        "SECONDS",
+    ),
+    EnvOption(
+        "--max-answer-bytes",
+        "OPENWOP_MAX_ANSWER_BYTES",
+        _at_least(int, 1),
+        DEFAULT_MAX_ANSWER_BYTES,
+        "Largest decoded answer (bytes, x>=1).",
+        "BYTES",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What `run` was asked to do, after the command line, the environment and the defaults."""
+
+    host_url: str | None
+    host_token: str | None
+    tenant_b_token: str | None
+    report: Path | None
+    junit: Path | None
+    require_behavior: bool
+    request_timeout: float
+    max_answer_bytes: int
+    workers: int
+    disable: list[str]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line: `run` and `requirements`, with the same options the typer version had."""
+    parser = argparse.ArgumentParser(prog=PROG, description="OpenWOP memory conformance suite.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = commands.add_parser(
+        "run",
+        help="Run every scenario against a host and print the verdict table.",
+        description="Run every scenario against a host and print the verdict table.",
+    )
+    run.set_defaults(command_parser=run)  # so that a bad environment value is reported as `run`'s
+    for option in ENV_OPTIONS:
+        _add_env_option(run, option)
+    run.add_argument("--report", type=Path, metavar="PATH", help="Write the JSON result bundle here.")
+    run.add_argument("--junit", type=Path, metavar="PATH", help="Also write JUnit XML here.")
+    run.add_argument(
+        "--workers",
+        type=_integer,
+        default=0,
+        help="Parallel pytest-xdist workers (0 = none; needs the `parallel` extra). [default: 0]",
+    )
+    run.add_argument(
+        "--disable",
+        action="append",
+        default=[],
+        metavar="ID=REASON",
+        help="ID=REASON: opt a requirement out (repeatable).",
+    )
+    listing = commands.add_parser(
+        "requirements",
+        help="List the requirement registry (id, level, section, sentence).",
+        description="List the requirement registry (id, level, section, sentence).",
+    )
+    listing.add_argument("--json", dest="as_json", action="store_true", help="Print JSON.")
+    return parser
+
+
+def _add_env_option(parser: argparse.ArgumentParser, option: EnvOption) -> None:
+    """Default None, so that "not given" is visible and the environment can be consulted after."""
+    shown = f" [env var: {option.env}" + (f"; default: {option.default}]" if option.default else "]")
+    if option.parse is _boolean:
+        parser.add_argument(option.flag, action="store_true", default=None, help=option.help + shown)
+    else:
+        parser.add_argument(
+            option.flag, type=option.parse, default=None, metavar=option.metavar, help=option.help + shown
+        )
+
+
+def run_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RunOptions:
+    """Fill what the command line left out from the environment (empty = unset), then the default."""
+    values: dict[str, Any] = {}
+    for option in ENV_OPTIONS:
+        value = getattr(args, option.dest)
+        raw = os.environ.get(option.env) or None
+        if value is None and raw is not None:
+            try:
+                value = option.parse(raw)
+            except argparse.ArgumentTypeError as exc:
+                parser.error(f"argument {option.flag} (env var: {option.env}): {exc}")
+        values[option.dest] = option.default if value is None else value
+    for key in ("host_token", "tenant_b_token"):
+        if values[key]:
+            Secret(values[key])  # registered with the scrubber before anything can print it
+    return RunOptions(
+        report=args.report, junit=args.junit, workers=args.workers, disable=args.disable, **values
+    )
+
+
+def run(options: RunOptions) -> int:
+    """Run every scenario against a host and print the verdict table; the exit code is pytest's."""
+    if options.workers > 0 and not _has_xdist():
+        print(
+            f"openwop: --workers needs pytest-xdist; install the parallel extra: {PARALLEL_EXTRA}",
+            file=sys.stderr,
+        )
+        return EXIT_COULD_NOT_START
+    if options.host_url:
+        problem = _startup_check(options.host_url, options)
         if problem is not None:
-            typer.echo(scrub(f"openwop: {host_url}: {problem}"), err=True)
-            raise typer.Exit(EXIT_COULD_NOT_START)
-    bundle_path = report or Path(tempfile.mkdtemp(prefix="openwop-")) / "bundle.json"
+            print(scrub(f"openwop: {options.host_url}: {problem}"), file=sys.stderr)
+            return EXIT_COULD_NOT_START
+    bundle_path = options.report or Path(tempfile.mkdtemp(prefix="openwop-")) / "bundle.json"
+    code = int(pytest.main(pytest_args(options, bundle_path)))
+    if not bundle_path.exists():
+        print("openwop: the suite produced no result bundle (see the output above)", file=sys.stderr)
+        return EXIT_COULD_NOT_START if code not in (0, 1) else code
+    bundle = json.loads(bundle_path.read_text(encoding="utf-8"))
+    print(scrub("\n".join(verdict_lines(bundle, options.report))))
+    return code if code in (0, 1) else EXIT_COULD_NOT_START
+
+
+def _has_xdist() -> bool:
+    """Whether `-n` can work: pytest-xdist is an optional extra, so look it up without importing it."""
+    return importlib.util.find_spec("xdist") is not None
+
+
+def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
+    """The plugin's command line for these options: `run` grades exactly as `pytest` would."""
     args = [
         str(scenarios_dir()),
         "-q",
@@ -89,34 +249,30 @@ def run(
         "--no-verdict-table",
         "--report",
         str(bundle_path),
-        f"--request-timeout={request_timeout}",
-        f"--max-answer-bytes={max_answer_bytes}",
+        f"--request-timeout={options.request_timeout}",
+        f"--max-answer-bytes={options.max_answer_bytes}",
     ]
-    if host_url:
-        args.append(f"--host-url={host_url}")
-    if host_token:
-        args.append(f"--host-token={host_token}")
-    if tenant_b_token:
-        args.append(f"--tenant-b-token={tenant_b_token}")
-    if require_behavior:
+    if options.host_url:
+        args.append(f"--host-url={options.host_url}")
+    if options.host_token:
+        args.append(f"--host-token={options.host_token}")
+    if options.tenant_b_token:
+        args.append(f"--tenant-b-token={options.tenant_b_token}")
+    if options.require_behavior:
         args.append("--require-behavior")
-    if junit:
-        args.append(f"--junitxml={junit}")
-    if workers:
-        args += ["-n", str(workers)]
-    args += [f"--disable={d}" for d in disable]
-    code = int(pytest.main(args))
-    if not bundle_path.exists():
-        typer.echo("openwop: the suite produced no result bundle (see the output above)", err=True)
-        raise typer.Exit(EXIT_COULD_NOT_START if code not in (0, 1) else code)
-    bundle = json.loads(bundle_path.read_text(encoding="utf-8"))
-    _render(console, bundle, bundle_path if report else None)
-    raise typer.Exit(code if code in (0, 1) else EXIT_COULD_NOT_START)
+    if options.junit:
+        args.append(f"--junitxml={options.junit}")
+    if options.workers:
+        args += ["-n", str(options.workers)]
+    return args + [f"--disable={d}" for d in options.disable]
 
 
-def _startup_check(url: str, token: str | None, token_b: str | None, timeout: float, cap: int) -> str | None:
+def _startup_check(url: str, options: RunOptions) -> str | None:
     """The plugin's start-up check (discovery, then the credential preflight), run before pytest."""
-    client = HostClient(url, Secret(token) if token else None, timeout, cap)
+    token, token_b = options.host_token, options.tenant_b_token
+    client = HostClient(
+        url, Secret(token) if token else None, options.request_timeout, options.max_answer_bytes
+    )
     tenant_b = client.with_token(Secret(token_b)) if token_b else None
     try:
         return startup_problem(
@@ -129,59 +285,76 @@ def _startup_check(url: str, token: str | None, token_b: str | None, timeout: fl
             tenant_b.close()
 
 
-def _render(console: Console, bundle: dict, report: Path | None) -> None:
+def verdict_lines(bundle: dict[str, Any], report: Path | None) -> list[str]:
+    """Title, one row per requirement, then the totals and the verdict (and where the bundle is)."""
     host = bundle.get("host") or {}
     impl = host.get("implementation") or {}
     title = f"{impl.get('name', 'host')} {impl.get('version', '')} at {host.get('url', '?')}"
-    table = Table(title=f"OpenWOP memory conformance — {title}", show_lines=False)
-    for column in ("Outcome", "Level", "Checks", "Requirement", "Reason"):
-        table.add_column(column, overflow="fold")
-    for row in bundle["requirements"]:
-        colour = COLOURS.get(row["outcome"], "")
-        table.add_row(
-            f"[{colour}]{row['outcome']}[/]",
-            row["level"],
-            str(row["assertions"]),
-            row["id"],
-            row.get("reason") or "",
-        )
-    console.print(table)
+    rows = [
+        (row["outcome"], row["level"], str(row["assertions"]), row["id"], row.get("reason") or "")
+        for row in bundle["requirements"]
+    ]
     totals = ", ".join(f"{n} {k}" for k, n in bundle["totals"].items() if n)
     failing = bundle["totals"]["FAIL"] + bundle["totals"]["ERROR"]
-    verdict = (
-        "[bold red]NOT CONFORMING[/]"
-        if failing
-        else "[bold green]CONFORMING[/] (for the requirements exercised)"
-    )
-    console.print(f"{totals} — {verdict}")
+    verdict = "NOT CONFORMING" if failing else "CONFORMING (for the requirements exercised)"
+    lines = [f"OpenWOP memory conformance — {title}", *table(VERDICT_COLUMNS, rows), f"{totals} — {verdict}"]
     if report:
-        console.print(f"result bundle: {report}")
+        lines.append(f"result bundle: {report}")
+    return lines
 
 
-@app.command("requirements")
-def list_requirements(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-) -> None:
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = None) -> list[str]:
+    """Aligned plain text; a long cell folds onto more lines, so no text is cut and columns stay put.
+
+    Every column but the last is as wide as its widest cell, up to `CELL_WIDTH`; the last one takes
+    what is left of the terminal (`width`, or the terminal's, or 120 columns in a pipe).
+    """
+    total = width or shutil.get_terminal_size((120, 24)).columns
+    widths = [min(CELL_WIDTH, max([len(h), *(len(r[i]) for r in rows)])) for i, h in enumerate(headers[:-1])]
+    widths.append(max(MIN_LAST_WIDTH, total - sum(widths) - len(COLUMN_GAP) * len(widths)))
+    rule = ["-" * min(w, max([len(headers[i]), *(len(r[i]) for r in rows)])) for i, w in enumerate(widths)]
+    lines: list[str] = []
+    for cells in (headers, rule, *rows):
+        folded = [_fold(cell, w) for cell, w in zip(cells, widths, strict=True)]
+        for parts in itertools.zip_longest(*folded, fillvalue=""):
+            lines.append(COLUMN_GAP.join(p.ljust(w) for p, w in zip(parts, widths, strict=True)).rstrip())
+    return lines
+
+
+def _fold(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width`, broken at spaces (ids keep their hyphens together)."""
+    return textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+
+
+def list_requirements(as_json: bool) -> int:
     """List the requirement registry (id, level, section, sentence)."""
     rows = list(requirements.registry().values())
     if as_json:
-        typer.echo(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False))
-        return
-    table = Table(title="Requirement registry")
-    for column in ("Id", "Level", "Section", "Sentence"):
-        table.add_column(column, overflow="fold")
-    for r in rows:
-        table.add_row(
-            r.id,
-            r.level,
-            r.section,
-            r.sentence + (f" [dim](untestable: {r.untestable})[/]" if r.untestable else ""),
-        )
-    Console().print(table)
+        print(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False))
+        return 0
+    cells = [
+        (r.id, r.level, r.section, r.sentence + (f" (untestable: {r.untestable})" if r.untestable else ""))
+        for r in rows
+    ]
+    print("Requirement registry")
+    print("\n".join(table(REGISTRY_COLUMNS, cells)))
+    return 0
 
 
-def main() -> None:
-    app(prog_name="openwop-memory-conformance")
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code (2 = usage error or could not start)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "run":
+            return run(run_options(args.command_parser, args))
+        if args.command == "requirements":
+            return list_requirements(args.as_json)
+    except BrokenPipeError:  # `… | head`: the reader left, which is not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    parser.print_help(sys.stderr)  # no command: say what there is, and fail like any usage error
+    return 2
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Booting the bundled reference host in-process when no --host-url is given.
 
-The only place the harness touches `reference_host`: scenarios still reach it over loopback HTTP.
+The only place the harness touches `reference_host` (a separate distribution, the `host` extra):
+scenarios still reach it over loopback HTTP.
 Each process (each xdist worker) gets its own host, SQLite file and random tenant keys.
 """
 
@@ -28,9 +29,20 @@ class EmbeddedHost:
         shutil.rmtree(self._workdir, ignore_errors=True)
 
 
+class EmbeddedHostMissing(RuntimeError):
+    """No --host-url, and the reference host distribution is not installed beside the suite."""
+
+
 def boot_embedded() -> EmbeddedHost:
-    from reference_host.config import HostConfig
-    from reference_host.server import start_in_thread
+    try:
+        from reference_host.config import HostConfig
+        from reference_host.server import start_in_thread
+    except ImportError as exc:
+        raise EmbeddedHostMissing(
+            "no --host-url given and the embedded reference host is not installed "
+            f"({exc.name or exc}): pass --host-url=URL, or install the `host` extra "
+            "(pip install 'openwop-memory-conformance[host]')"
+        ) from None
 
     workdir = Path(tempfile.mkdtemp(prefix="openwop-embedded-"))
     token_a, token_b = secrets.token_urlsafe(24), secrets.token_urlsafe(24)

@@ -160,7 +160,11 @@ def write_bundle(path: str, bundle: dict[str, Any]) -> None:
 
 
 def table_lines(rows: list[dict[str, Any]], width: int = 100) -> list[str]:
-    """Plain-text verdict table for the pytest terminal (the CLI renders the same rows with rich)."""
+    """The verdict table for the pytest terminal: one line per requirement, cut at `width`.
+
+    Compact on purpose (the reason only for what did not pass); the CLI's `run` prints the same rows
+    with every column and the full reason, folded rather than cut (`conformance.cli.table`).
+    """
     lines = [f"{'OUTCOME':12} {'LEVEL':6} {'CHECKS':>6}  REQUIREMENT"]
     for row in rows:
         line = f"{row['outcome']:12} {row['level']:6} {row['assertions']:>6}  {row['id']}"

@@ -6,7 +6,8 @@ Why this module exists rather than ad-hoc `jsonschema.validate` calls:
   `schemas/PROVENANCE.json` and checked at load; a drifted copy fails loudly instead of silently
   grading hosts against a different contract.
 * Formats are asserted, not annotated: `date-time` and `duration` MUST be enforced (a host that
-  emits `createdAt: "yesterday"` is wrong), so load fails if their checkers are unavailable.
+  emits `createdAt: "yesterday"` is wrong), so both checkers are built in (below) and load fails
+  if either is missing from the checker.
 * `$ref`s (same-file and cross-file) resolve offline through one `referencing.Registry`; every
   `$ref` in the corpus is resolved once at load so a dangling one is a load error, not a
   mid-scenario crash.
@@ -18,8 +19,10 @@ pointer may follow `#`: `"run-event-payloads#/$defs/memoryCompacted"`.
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -41,6 +44,8 @@ __all__ = [
     "SchemaCorpusError",
     "UnknownSchemaError",
     "corpus",
+    "is_date_time",
+    "is_duration",
     "provenance",
     "validate",
     "validator",
@@ -50,8 +55,81 @@ SCHEMA_SUFFIX = ".schema.json"
 PROVENANCE_FILE = "PROVENANCE.json"
 # Base for project schemas that carry no `$id`; the reserved `.invalid` TLD is never fetched.
 LOCAL_BASE = "https://schemas.openwop-memory-conformance.invalid/"
-REQUIRED_FORMATS = {"date-time": "rfc3339-validator", "duration": "isoduration"}
+BUILT_IN = "conformance.schemas (built in)"
+REQUIRED_FORMATS = {"date-time": BUILT_IN, "duration": BUILT_IN}
 FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
+
+# RFC 3339 Appendix A, one ABNF rule a line (DIGIT is ASCII only, hence [0-9] and not \d).
+_DUR_SECOND = r"[0-9]+S"
+_DUR_MINUTE = rf"[0-9]+M(?:{_DUR_SECOND})?"
+_DUR_HOUR = rf"[0-9]+H(?:{_DUR_MINUTE})?"
+_DUR_TIME = rf"T(?:{_DUR_HOUR}|{_DUR_MINUTE}|{_DUR_SECOND})"
+_DUR_DAY = r"[0-9]+D"
+_DUR_WEEK = r"[0-9]+W"
+_DUR_MONTH = rf"[0-9]+M(?:{_DUR_DAY})?"
+_DUR_YEAR = rf"[0-9]+Y(?:{_DUR_MONTH})?"
+_DUR_DATE = rf"(?:{_DUR_DAY}|{_DUR_MONTH}|{_DUR_YEAR})(?:{_DUR_TIME})?"
+DURATION = re.compile(rf"P(?:{_DUR_DATE}|{_DUR_TIME}|{_DUR_WEEK})")
+
+
+@FORMAT_CHECKER.checks("duration")
+def is_duration(instance: object) -> bool:
+    """The JSON Schema `duration` format: RFC 3339 Appendix A's `duration` rule, exactly.
+
+    Hand-written rather than taken from `isoduration` (which jsonschema would use): that package
+    and its four dependencies are a large part of a small grading install, for a grammar of six
+    ABNF lines. It is also stricter where it should be: the rule has no fractions, no
+    `PYYYY-MM-DD` alternative form, and each unit may be followed only by the next smaller one
+    (`P1Y2M3D`, not `P1Y3D`). Designators are upper case, as ISO 8601 writes them. Registered on
+    the shared checker unconditionally, so the verdict does not depend on what else is installed.
+    Like every format, it constrains strings only.
+    """
+    if not isinstance(instance, str):
+        return True
+    return DURATION.fullmatch(instance) is not None
+
+
+# RFC 3339 §5.6 `date-time`: full-date "T" full-time, ASCII digits only. Ranges the grammar leaves
+# open (the day of the month, the leap second) are checked in `is_date_time`.
+DATE_TIME = re.compile(
+    r"(?P<year>[0-9]{4})-(?P<month>0[1-9]|1[0-2])-(?P<day>[0-9]{2})"
+    r"[Tt](?P<hour>[01][0-9]|2[0-3]):(?P<minute>[0-5][0-9]):(?P<second>[0-5][0-9]|60)(?:\.[0-9]+)?"
+    r"(?:[Zz]|(?P<sign>[+-])(?P<offset_hour>[01][0-9]|2[0-3]):(?P<offset_minute>[0-5][0-9]))"
+)
+MINUTES_PER_DAY = 24 * 60
+
+
+@FORMAT_CHECKER.checks("date-time")
+def is_date_time(instance: object) -> bool:
+    """The JSON Schema `date-time` format: RFC 3339 §5.6 `date-time`.
+
+    Hand-written rather than taken from `rfc3339-validator` (which jsonschema would use): that
+    package and `six` under it weigh on a small grading install, for one ABNF production. It
+    accepts what `rfc3339-validator` accepts, with "T" and "Z" in either case as JSON Schema
+    allows (jsonschema upper-cases the string first), the day checked against its month and year
+    (leap years included) and year 0000 refused as that package refuses it, except in two places
+    where it follows the RFC instead: a leap second (`time-second` 60, §5.6 and §5.7) is accepted
+    when the time is 23:59 in UTC once the offset is applied, and the string must end where the
+    rule ends (that package's `$` also lets a trailing newline through). Registered on the shared
+    checker unconditionally, so the verdict does not depend on what else is installed. Like every
+    format, it constrains strings only.
+    """
+    if not isinstance(instance, str):
+        return True
+    match = DATE_TIME.fullmatch(instance)
+    if match is None:
+        return False
+    year, month, day = (int(match[name]) for name in ("year", "month", "day"))
+    if year == 0 or not 1 <= day <= calendar.monthrange(year, month)[1]:
+        return False
+    if match["second"] != "60":
+        return True
+    offset = 0
+    if match["sign"] is not None:
+        offset = int(match["offset_hour"]) * 60 + int(match["offset_minute"])
+        offset = -offset if match["sign"] == "-" else offset
+    utc_minute = (int(match["hour"]) * 60 + int(match["minute"]) - offset) % MINUTES_PER_DAY
+    return utc_minute == MINUTES_PER_DAY - 1
 
 
 class SchemaCorpusError(RuntimeError):
@@ -245,7 +323,7 @@ def _describe(error: ValidationError) -> str:
 
 def _require_formats() -> None:
     missing = [
-        f"{fmt!r} (install {package})"
+        f"{fmt!r} (provided by {package})"
         for fmt, package in REQUIRED_FORMATS.items()
         if fmt not in FORMAT_CHECKER.checkers
     ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mutants import compaction, distillation, legacy, retention, wire
+from mutants import compaction, distillation, retention, wire
 from mutants.model import Mutant
 
 
@@ -13,8 +13,6 @@ def _catalogue() -> dict[str, Mutant]:
             if item.name in found:
                 raise ValueError(f"mutant {item.name!r} defined twice")
             found[item.name] = item
-    for item in legacy.mutants(exclude=found.keys()):
-        found[item.name] = item
     return dict(sorted(found.items()))
 
 

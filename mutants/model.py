@@ -49,6 +49,14 @@ class Mutant:
             raise ValueError(f"mutant {self.name!r}: unknown outcome(s) {bad}")
         object.__setattr__(self, "outcomes", MappingProxyType(dict(self.outcomes)))
 
+    def also(self, changes: Mapping[str, str]) -> Mutant:
+        """This mutant, declared to change `changes` too (requirement -> outcome): what else the same
+        defect legitimately reaches, e.g. every requirement read through a route it unmounts."""
+        clash = sorted(set(changes) & set(self.outcomes))
+        if clash:
+            raise ValueError(f"mutant {self.name!r} declares {clash} twice")
+        return Mutant(self.name, {**self.outcomes, **changes}, self.description, self.build)
+
     @property
     def requirement(self) -> str:
         """The requirement the defect was written for (the first one named)."""

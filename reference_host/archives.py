@@ -23,7 +23,7 @@ from reference_host.tables import distillation_archives
 class Archive:
     checksum: str
     memory_ref: str
-    document: str  # canonical JSON, exactly the checksum's preimage (unless a fault mode says otherwise)
+    document: str  # canonical JSON, exactly the checksum's preimage
     created_at: str
     retained_until: str
 
@@ -73,14 +73,20 @@ class ArchiveStore:
                 .values(collected_at=None, retained_until=to_wire(retained_until))
             )
 
-    def get(self, tenant: str | None, checksum: str) -> Archive | None:
-        """A live archive by checksum; `tenant=None` is only ever passed by a fault mode."""
-        query = sa.select(distillation_archives).where(
+    def get(self, tenant: str, checksum: str) -> Archive | None:
+        """The tenant's live archive with this checksum."""
+        return self.first(self.live(checksum).where(distillation_archives.c.tenant_id == tenant))
+
+    @staticmethod
+    def live(checksum: str) -> sa.Select:
+        """Every tenant's live (not collected) archives with this checksum."""
+        return sa.select(distillation_archives).where(
             distillation_archives.c.checksum == checksum,
             distillation_archives.c.collected_at.is_(None),
         )
-        if tenant is not None:
-            query = query.where(distillation_archives.c.tenant_id == tenant)
+
+    def first(self, query: sa.Select) -> Archive | None:
+        """The oldest archive `query` selects, if any."""
         with self.engine.connect() as conn:
             row = conn.execute(query.order_by(distillation_archives.c.created_at).limit(1)).first()
         return None if row is None else _archive(row)

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from reference_host.clock import Clock, system_clock
-from reference_host.faults import Faults
 from reference_host.retention.config import RetentionConfig
 
 MAX_ENTRY_SIZE_BYTES = 65536
@@ -17,7 +16,6 @@ class HostConfig:
     api_keys: dict[str, str]  # bearer key -> tenant id
     database_url: str
     test_seams: bool = False
-    faults: Faults = field(default_factory=Faults)
     clock: Clock = system_clock
     max_entry_size_bytes: int = MAX_ENTRY_SIZE_BYTES
     max_input_entries: int = 1000

@@ -9,20 +9,14 @@ from fastapi import Depends, Request
 from reference_host.config import HostConfig
 from reference_host.errors import ApiError
 
-DISTILL_SEAM = "/v1/host/sample/memory/distill"
 
-
-def authenticate(config: HostConfig, header: str, path: str) -> str:
+def authenticate(config: HostConfig, header: str) -> str:
     """The tenant a request's `Authorization` header names, or a 401 `ApiError`.
 
     One function for both callers: the HTTP edge (reference_host/edge.py), which runs it before any
     body is read, and `tenant_of`, which hands the tenant to the routes.
     """
     scheme, _, key = header.partition(" ")
-    if not header and "seams-unauthenticated" in config.faults:
-        return next(iter(config.api_keys.values()))
-    if not header and "distill-unauthenticated" in config.faults and path == DISTILL_SEAM:
-        return next(iter(config.api_keys.values()))
     if scheme.lower() != "bearer" or not key.strip():
         raise ApiError(401, "unauthenticated", "A bearer API key is required.")
     tenant = config.api_keys.get(key.strip())
@@ -34,7 +28,7 @@ def authenticate(config: HostConfig, header: str, path: str) -> str:
 def tenant_of(request: Request) -> str:
     """The caller's tenant from its bearer key; every store call is scoped by it."""
     config: HostConfig = request.app.state.config
-    return authenticate(config, request.headers.get("authorization", ""), request.url.path)
+    return authenticate(config, request.headers.get("authorization", ""))
 
 
 Tenant = Annotated[str, Depends(tenant_of)]

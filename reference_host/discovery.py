@@ -1,50 +1,32 @@
-"""The discovery document: capability families at the document root (RFC 0073)."""
+"""The discovery document: capability families at the document root (RFC 0073), and its route."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 from typing import Any
 
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
+
 from reference_host import __version__
 from reference_host.config import HostConfig
 from reference_host.http.retention import DISCOVERY_KEY, capability_block
 from reference_host.tokens import DEFAULT_TOKENIZER
 
+DISCOVERY_PATH = "/.well-known/openwop"
+
+
+def mount_discovery(app: FastAPI, config: HostConfig) -> None:
+    """`GET /.well-known/openwop`: public (the edge lets it through without a key), cacheable."""
+
+    @app.get(DISCOVERY_PATH)
+    def discovery() -> JSONResponse:
+        return JSONResponse(discovery_document(config), headers={"Cache-Control": "public, max-age=300"})
+
 
 def discovery_document(config: HostConfig) -> dict[str, Any]:
-    faults = config.faults
-    compaction: dict[str, Any] = {
-        "supported": True,
-        "trigger": "host-managed",
-        "maxInputEntries": config.max_input_entries,
-        "maxOutputBytes": config.max_output_bytes,
-    }
-    if "capability-no-trigger" in faults:
-        del compaction["trigger"]
-    if "capability-extra-field" in faults:
-        compaction["schedule"] = "nightly"
-    if "output-bytes-over-entry-size" in faults:
-        compaction["maxOutputBytes"] = config.max_entry_size_bytes * 2
-    memory: dict[str, Any] = {
-        "supported": True,
-        "maxEntrySizeBytes": config.max_entry_size_bytes,
-        "ttlSupported": True,
-    }
-    if "compaction-not-advertised" not in faults:
-        memory["compaction"] = compaction
-    if "distill-not-advertised" not in faults:
-        memory["distillation"] = distillation_block(config)
-    families: dict[str, Any] = {} if "no-memory-family" in faults else {"memory": memory}
-    if "distill-index-without-workspace" not in faults:
-        families["workspace"] = {
-            "supported": True,
-            "versioned": True,
-            "maxFileBytes": config.workspace_max_file_bytes,
-        }
-    if "distill-scheduled-without-scheduling" not in faults:
-        families["scheduling"] = {"supported": True, "cron": True}
     document: dict[str, Any] = {
-        "protocolVersion": "1.0.0" if "discovery-invalid" in faults else "1.0",
+        "protocolVersion": "1.0",
         "supportedEnvelopes": [],
         "schemaVersions": {},
         "limits": {
@@ -58,19 +40,45 @@ def discovery_document(config: HostConfig) -> dict[str, Any]:
             "version": __version__,
             "vendor": "openwop-memory-conformance",
         },
+        DISCOVERY_KEY: capability_block(config),  # a host extension, not a family
     }
-    if "retention-not-advertised" not in faults:
-        document[DISCOVERY_KEY] = capability_block(config)  # a host extension, not a family
-    if "discovery-wrapper-only" in faults:
-        document["capabilities"] = families
-    else:
-        document.update(families)
+    document.update(families(config))
     return document
 
 
+def families(config: HostConfig) -> dict[str, Any]:
+    """The capability families this host supports, each a key of the document root."""
+    return {
+        "memory": {
+            "supported": True,
+            "maxEntrySizeBytes": config.max_entry_size_bytes,
+            "ttlSupported": True,
+            "compaction": compaction_block(config),
+            "distillation": distillation_block(config),
+        },
+        "workspace": {
+            "supported": True,
+            "versioned": True,
+            "maxFileBytes": config.workspace_max_file_bytes,
+        },
+        "scheduling": {"supported": True, "cron": True},
+    }
+
+
+def compaction_block(config: HostConfig) -> dict[str, Any]:
+    """`memory.compaction` (RFC 0012 §A)."""
+    return {
+        "supported": True,
+        "trigger": "host-managed",
+        "maxInputEntries": config.max_input_entries,
+        "maxOutputBytes": config.max_output_bytes,
+    }
+
+
 def tokenizer_name(config: HostConfig) -> str:
-    """The advertised tokenizer (tokens are always counted with o200k_base)."""
-    return "house-tokenizer-v1" if "tokenizer-unknown" in config.faults else DEFAULT_TOKENIZER
+    """The advertised tokenizer, which the archives record too (tokens are always counted with
+    o200k_base)."""
+    return DEFAULT_TOKENIZER
 
 
 def iso_duration(span: timedelta) -> str:
@@ -82,8 +90,7 @@ def iso_duration(span: timedelta) -> str:
 
 def distillation_block(config: HostConfig) -> dict[str, Any]:
     """`memory.distillation` (RFC 0062 §A)."""
-    faults = config.faults
-    block: dict[str, Any] = {
+    return {
         "supported": True,
         "maxTokenBudget": config.max_token_budget,
         "scheduled": True,
@@ -91,8 +98,3 @@ def distillation_block(config: HostConfig) -> dict[str, Any]:
         "tokenizerName": tokenizer_name(config),
         "archiveRetention": iso_duration(config.archive_retention),
     }
-    if "distill-block-invalid" in faults:
-        block["cron"] = "0 3 * * *"
-    if "distill-retention-not-duration" in faults:
-        block["archiveRetention"] = f"{config.archive_retention.days} days"
-    return block

@@ -5,7 +5,7 @@ The contract is docs/distillation.md. A run:
 1. takes a snapshot: the caller's explicit `sources`, or the memoryRef's live, not yet compacted
    entries (oldest first, at most `maxInputEntries`), or, for a seam request naming neither,
    the documented sample corpus (`SAMPLE_SOURCES`), plus the RFC 0062 canary when asked;
-2. scrubs every source through the shared SR-1 harness (`reference_host.harness`), boundary scan
+2. scrubs every source through the shared SR-1 engine (`reference_host.sr1`), boundary scan
    included, and derives the distilled text: the scrubbed sources joined by "\\n", capped at
    `maxOutputBytes` like a compaction output (the "distiller" is a plain join, a stand-in for a
    model, exactly as in compaction);
@@ -21,11 +21,13 @@ The contract is docs/distillation.md. A run:
    that each is still unclaimed: a concurrent run that claimed any of them first makes this one
    fail with `CompactionInProgress`, writing nothing (each source ends up in exactly one output).
    A concurrent writer of the same index version makes the transaction retry from a fresh read.
+
+What each step decides (the budget, a refused run, the checksum, the index entry, SR-1 over the
+sources, the event) is a policy of `distillation_policies.py`, handed in by `create_app`'s parts.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import uuid
@@ -41,12 +43,8 @@ from reference_host.archives import ArchiveStore
 from reference_host.clock import to_wire
 from reference_host.compaction import SOURCE_IDS_LIMIT, truncate_utf8
 from reference_host.database import is_retryable, write_transaction
-from reference_host.faults import Faults
-
-if TYPE_CHECKING:
-    from reference_host.config import HostConfig
-    from reference_host.parts import HostParts
-from reference_host.harness import SEPARATOR, Harness, Switches
+from reference_host.distillation_policies import DistillPolicies
+from reference_host.sr1 import SEPARATOR, Scrubber
 from reference_host.store import (
     DISTILLED_TAG,
     CompactionWrite,
@@ -58,6 +56,10 @@ from reference_host.store import (
 from reference_host.tokens import DEFAULT_TOKENIZER, count_tokens
 from reference_host.workspace import WorkspaceFile, WorkspaceStore
 
+if TYPE_CHECKING:
+    from reference_host.config import HostConfig
+    from reference_host.parts import HostParts
+
 log = logging.getLogger(__name__)
 
 CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"
@@ -68,7 +70,6 @@ INDEX_CONTENT_TYPE = "application/json"
 ARCHIVE_VERSION = 1
 INDEX_VERSION = 1
 TRANSACTION_ATTEMPTS = 5
-_CONSTANT_CHECKSUM = hashlib.sha256(b"reference-host").hexdigest()
 
 # The sample seam's corpus (docs/distillation.md): what a seam request with no `sources`, for a
 # memoryRef holding no live entries, distills. OpenWOP's own distillation scenarios send exactly that
@@ -113,7 +114,7 @@ class DistillResult:
     archive: dict[str, object]
     index_file: WorkspaceFile | None
     output_content: str
-    tokens_used: int  # the real count, whatever a fault mode reports
+    tokens_used: int  # the real count, whatever the run reports
     index_entry: dict[str, object] | None = None  # this run's entry in the index, when written
 
     @property
@@ -141,50 +142,68 @@ class _Snapshot:
 
 
 class Distiller:
+    """One host's distillation engine: the steps of a run, with its decisions from `policies`."""
+
     def __init__(
         self,
         store: MemoryStore,
         workspace: WorkspaceStore,
         archives: ArchiveStore,
         limits: DistillationLimits,
-        faults: Faults,
+        policies: DistillPolicies | None = None,
+        scrubber: Scrubber | None = None,
     ) -> None:
         self.store = store
         self.workspace = workspace
         self.archives = archives
         self.limits = limits
-        self.faults = faults
-        self.harness = Harness(store, faults)
-        self.switches = Switches(
-            redact="distill-no-redaction" not in faults,
-            boundary_scan="distill-no-boundary-scan" not in faults,
-            strip_markers="distill-strip-secrets" in faults,
-            empty="distill-empty" in faults,
+        self.policies = policies or DistillPolicies()
+        self.scrubber = scrubber or Scrubber(store)
+
+    @classmethod
+    def from_parts(
+        cls,
+        store: MemoryStore,
+        workspace: WorkspaceStore,
+        archives: ArchiveStore,
+        limits: DistillationLimits,
+        parts: HostParts,
+    ) -> Distiller:
+        """The engine with the collaborators and decisions `parts` names (parts.py)."""
+        policies = DistillPolicies(
+            budget=parts.distill_budget(),
+            over_budget=parts.distill_over_budget(),
+            checksum=parts.distill_checksum(),
+            index=parts.distill_index(),
+            scrub=parts.distill_scrub(),
+            event=parts.distill_event(),
+        )
+        return cls(
+            store,
+            parts.distill_workspace(workspace),
+            parts.archive_store(archives),
+            limits,
+            policies,
+            parts.scrubber(store),
         )
 
     # -- the run -------------------------------------------------------------------------------
 
     def effective_budget(self, requested: int | None) -> int:
         """min(requested, maxTokenBudget); maxTokenBudget when absent (RFC 0062 §B(2))."""
-        maximum = self.limits.max_token_budget
-        if requested is None:
-            return maximum
-        return requested if "budget-not-clamped" in self.faults else min(requested, maximum)
+        return self.policies.budget.effective(requested, self.limits.max_token_budget)
 
     def distill(self, tenant: str, request: DistillRequest, now: datetime) -> DistillResult:
-        faults = self.faults
+        policies = self.policies
         budget = self.effective_budget(request.token_budget)
         snapshot = self._snapshot(tenant, request, now)
-        scrubbed = self._scrub(tenant, snapshot)
+        scrubbed = policies.scrub.scrub(self.scrubber, tenant, snapshot.texts, snapshot.canary_index)
         input_text = SEPARATOR.join(scrubbed)
         distilled = truncate_utf8(input_text, self.limits.max_output_bytes)
         tokens_used = count_tokens(input_text, self.limits.tokenizer) + count_tokens(
             distilled, self.limits.tokenizer
         )
-        within, minimum = self._within_budget(tokens_used, budget)
-        if not within and "budget-not-atomic" not in faults:
-            self._touch_index_on_failure(tenant, now)
-            raise TokenBudgetExceeded(budget, minimum)
+        within, minimum = policies.budget.fits(tokens_used, budget)
 
         document: dict[str, object] = {
             "archiveVersion": ARCHIVE_VERSION,
@@ -194,9 +213,9 @@ class Distiller:
             "distilled": distilled,
         }
         canonical = rfc8785.dumps(document)
-        checksum = self._checksum(document, canonical)
-        reported_tokens = self._reported_tokens(tokens_used, budget)
-        index_emitted = self._index_emitted(request)
+        checksum = policies.checksum.checksum(document, canonical)
+        reported_tokens = policies.budget.reported(tokens_used, budget)
+        index_emitted = policies.index.emitted(request.index_emitted, self.limits.index_emitted)
 
         run_id = "dst_" + uuid.uuid4().hex[:20]
         output_id = "mem_" + uuid.uuid4().hex[:20]
@@ -214,19 +233,17 @@ class Distiller:
             "tokensUsed": reported_tokens,
             "indexUpdated": index_emitted,
         }
-        index_entry = {
-            "archiveChecksum": checksum,
-            "entryCount": len(snapshot.texts) + (1 if "index-wrong-count" in faults else 0),
-            "tokenBudget": budget,
-            "tokensUsed": reported_tokens,
-            "outputId": output_id,
-            "distilledAt": to_wire(now),
-        }
-        if "index-invalid" in faults:
-            index_entry["preview"] = None
-        if "index-carries-text" in faults and scrubbed:
-            index_entry["firstSource"] = scrubbed[0]
-
+        index_entry = policies.index.entry(
+            {
+                "archiveChecksum": checksum,
+                "entryCount": len(snapshot.texts),
+                "tokenBudget": budget,
+                "tokensUsed": reported_tokens,
+                "outputId": output_id,
+                "distilledAt": to_wire(now),
+            },
+            scrubbed,
+        )
         write = CompactionWrite(
             tenant=tenant,
             memory_ref=request.memory_ref,
@@ -234,24 +251,26 @@ class Distiller:
             output=NewEntry(output_id, distilled, (f"compacted-from:{run_id}", DISTILLED_TAG)),
             source_ids=snapshot.lineage_ids,
             trigger=self.limits.trigger,
-            event_payload=None if "distill-event-not-logged" in faults else payload,
+            event_payload=policies.event.logged(payload),
             source_count=len(snapshot.source_ids),
         )
-        index_file = self._commit(
-            tenant,
-            write,
-            checksum,
-            canonical.decode("utf-8"),
-            index_entry if index_emitted else None,
-            now,
-        )
-        if not within:  # budget-not-atomic: everything above is already committed
+
+        def commit() -> WorkspaceFile | None:
+            return self._commit(
+                tenant,
+                write,
+                checksum,
+                canonical.decode("utf-8"),
+                index_entry if index_emitted else None,
+                now,
+            )
+
+        if not within:
+            policies.over_budget.before_refusal(commit, self.workspace, tenant, now)
             raise TokenBudgetExceeded(budget, minimum)
-        event: dict[str, object] = {"type": "memory.compacted", **payload}
-        if "distill-event-partial" in faults:
-            event = {"type": "memory.compacted", "distillation": payload["distillation"]}
+        index_file = commit()
         return DistillResult(
-            event=event,
+            event=policies.event.answered(payload),
             payload=payload,
             archive_checksum=checksum,
             archive=document,
@@ -289,78 +308,11 @@ class Distiller:
         if not texts:
             raise NothingToDistill(request.memory_ref)
         canary_index = None
-        if request.include_secret_canary and "ignore-secret-canary" not in self.faults:
+        if self.policies.scrub.includes_canary(request.include_secret_canary):
             canary_index = len(texts)
             texts.append(CANARY_SOURCE)
             source_ids.append(CANARY_SOURCE_ID)
         return _Snapshot(texts, source_ids, lineage, canary_index)
-
-    def _index_emitted(self, request: DistillRequest) -> bool:
-        """The request's `indexEmitted`, else the advertised default (RFC 0062 §A: done unasked)."""
-        if request.index_emitted is not None:
-            return request.index_emitted
-        return False if "index-only-when-asked" in self.faults else self.limits.index_emitted
-
-    def _touch_index_on_failure(self, tenant: str, now: datetime) -> None:
-        """Fault modes only: a budget failure that still writes the index (not atomic)."""
-        bump = "budget-failure-bumps-index" in self.faults
-        rewrite = "budget-failure-rewrites-index" in self.faults
-        if not (bump or rewrite):
-            return
-        latest = self.workspace.get(tenant, INDEX_PATH)
-        if latest is None:
-            return
-        content = latest.content
-        if rewrite:
-            previous = json.loads(latest.content)
-            previous["updatedAt"] = to_wire(now + timedelta(milliseconds=1))
-            content = json.dumps(previous, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        self.workspace.write(
-            tenant,
-            INDEX_PATH,
-            content,
-            now,
-            content_type=INDEX_CONTENT_TYPE,
-            emit_event=bump,
-            keep_version=rewrite,
-        )
-
-    def _scrub(self, tenant: str, snapshot: _Snapshot) -> list[str]:
-        texts = snapshot.texts
-        if snapshot.canary_index is not None and "distill-canary-leak" in self.faults:
-            # The canary is appended after the harness ran, so it is never scrubbed.
-            scrubbed = self.harness.parts(tenant, texts[: snapshot.canary_index], self.switches)
-            return [*scrubbed, texts[snapshot.canary_index]]
-        return self.harness.parts(tenant, texts, self.switches)
-
-    def _within_budget(self, tokens_used: int, budget: int) -> tuple[bool, int]:
-        """Whether the run fits its budget, and the minimum budget it would need."""
-        faults = self.faults
-        if "budget-never-exceeded" in faults:
-            return True, tokens_used
-        if "budget-overspends" in faults:
-            return tokens_used <= 1.5 * budget, tokens_used
-        if "budget-too-strict" in faults:
-            return 3 * tokens_used <= budget, 3 * tokens_used
-        return tokens_used <= budget, tokens_used
-
-    def _reported_tokens(self, tokens_used: int, budget: int) -> int:
-        if "tokens-over-budget" in self.faults:
-            return budget + 5
-        if "tokens-dishonest" in self.faults:
-            return tokens_used // 3
-        return tokens_used
-
-    def _checksum(self, document: dict[str, object], canonical: bytes) -> str:
-        faults = self.faults
-        if "checksum-random" in faults:
-            return hashlib.sha256(uuid.uuid4().bytes).hexdigest()
-        if "checksum-constant" in faults:
-            return _CONSTANT_CHECKSUM
-        if "archive-checksum-mismatch" in faults:
-            return hashlib.sha256(json.dumps(document).encode("utf-8")).hexdigest()
-        digest = hashlib.sha256(canonical).hexdigest()
-        return digest.upper() if "checksum-uppercase" in faults else digest
 
     # -- the one transaction -------------------------------------------------------------------
 
@@ -385,16 +337,15 @@ class Distiller:
                         lock_scope(conn, tenant, write.memory_ref)
                     if index_entry is not None:
                         self.workspace.lock(conn, tenant, INDEX_PATH)
-                    if "archive-not-stored" not in self.faults:
-                        self.archives.put(
-                            conn,
-                            tenant,
-                            checksum,
-                            write.memory_ref,
-                            document,
-                            now,
-                            now + self.limits.archive_retention,
-                        )
+                    self.archives.put(
+                        conn,
+                        tenant,
+                        checksum,
+                        write.memory_ref,
+                        document,
+                        now,
+                        now + self.limits.archive_retention,
+                    )
                     index_file = None
                     if index_entry is not None:
                         index_file = self._update_index(conn, tenant, write.memory_ref, index_entry, now)
@@ -433,12 +384,28 @@ class Distiller:
             conn,
             tenant,
             INDEX_PATH,
-            json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":")),
+            index_json(content),
             now,
             content_type=INDEX_CONTENT_TYPE,
-            emit_event="index-no-event" not in self.faults,
-            keep_version="index-version-constant" in self.faults,
         )
+
+
+def index_json(content: dict[str, object]) -> str:
+    """MEMORY-INDEX.json's bytes: compact, keys sorted, non-ASCII kept."""
+    return json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def distillation_limits(config: HostConfig) -> DistillationLimits:
+    """The run's limits, from the host's settings (what discovery advertises)."""
+    from reference_host.discovery import tokenizer_name
+
+    return DistillationLimits(
+        max_token_budget=config.max_token_budget,
+        max_input_entries=config.max_input_entries,
+        max_output_bytes=config.max_output_bytes,
+        archive_retention=config.archive_retention,
+        tokenizer_name=tokenizer_name(config),
+    )
 
 
 def build_distiller(
@@ -449,13 +416,4 @@ def build_distiller(
     parts: HostParts,
 ) -> Distiller:
     """The distillation engine `create_app` mounts, from the host's settings and parts."""
-    from reference_host.discovery import tokenizer_name
-
-    limits = DistillationLimits(
-        max_token_budget=config.max_token_budget,
-        max_input_entries=config.max_input_entries,
-        max_output_bytes=config.max_output_bytes,
-        archive_retention=config.archive_retention,
-        tokenizer_name=tokenizer_name(config),
-    )
-    return Distiller(store, workspace, archives, limits, config.faults)
+    return Distiller.from_parts(store, workspace, archives, distillation_limits(config), parts)

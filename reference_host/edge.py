@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Match
 
 from reference_host.config import HostConfig
 from reference_host.deps import authenticate
-from reference_host.errors import ApiError, envelope
+from reference_host.errors import ApiError, Envelope, flat_envelope
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -83,9 +83,11 @@ class Edge:
         config: HostConfig,
         public_paths: Iterable[str] = (),
         routes: Callable[[], Iterable[BaseRoute]] = lambda: (),
+        envelope: Envelope = flat_envelope,
     ) -> None:
         self.app = app
         self.config = config
+        self.envelope = envelope
         self.public = frozenset(public_paths)
         self.routes = routes
 
@@ -109,7 +111,7 @@ class Edge:
             return oversize
         if scope["path"] not in self.public:
             try:
-                authenticate(self.config, header(scope, b"authorization") or "", scope["path"])
+                authenticate(self.config, header(scope, b"authorization") or "")
             except ApiError as exc:
                 return exc
         length = (header(scope, b"content-length") or "").strip()
@@ -136,7 +138,7 @@ class Edge:
         extra = [(b"connection", b"close")] if close else []
         if refusal.status == 401:
             extra.append((b"www-authenticate", b"Bearer"))
-        body = envelope(refusal.code, refusal.message, refusal.details, self.config.faults)
+        body = self.envelope(refusal.code, refusal.message, refusal.details)
         for part in json_answer(refusal.status, body, extra):
             await send(part)
 

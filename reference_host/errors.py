@@ -1,11 +1,14 @@
 """The flat error envelope `{error, message, details?}` and the handlers that guarantee it.
 
 Every failure leaves through `ApiError` or one of the handlers below, so a malformed or hostile
-request gets a 4xx in the one shape the spec allows, never a framework default or a 500.
+request gets a 4xx in the one shape the spec allows, never a framework default or a 500. The body is
+built by one `Envelope` function, handed to every place that refuses (these handlers, the edge, the
+URL check, the h11 protocol) so all of them answer alike.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -13,7 +16,10 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from reference_host.faults import Faults
+Envelope = Callable[[str, str, dict[str, Any] | None], dict[str, Any]]  # (code, message, details) -> body
+
+INVALID_JSON = "Request body MUST be valid JSON."
+INTERNAL_ERROR = "The server failed to process the request."
 
 
 class ApiError(Exception):
@@ -25,9 +31,8 @@ class ApiError(Exception):
         self.details = details
 
 
-def envelope(code: str, message: str, details: dict[str, Any] | None, faults: Faults) -> dict[str, Any]:
-    if "nested-error-envelope" in faults:
-        return {"error": {"code": code, "message": message}}
+def flat_envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`{error, message, details?}`: the only error shape the spec allows."""
     body: dict[str, Any] = {"error": code, "message": message}
     if details:
         body["details"] = details
@@ -45,9 +50,9 @@ _HTTP_CODES = {
 }
 
 
-def install_error_handlers(app: FastAPI, faults: Faults) -> None:
+def install_error_handlers(app: FastAPI, envelope: Envelope = flat_envelope) -> None:
     def respond(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
-        return JSONResponse(envelope(code, message, details, faults), status_code=status)
+        return JSONResponse(envelope(code, message, details), status_code=status)
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -63,11 +68,7 @@ def install_error_handlers(app: FastAPI, faults: Faults) -> None:
             for err in exc.errors()
         ]
         if any(err.get("type") == "json_invalid" for err in exc.errors()):
-            if "crash-on-bad-json" in faults:
-                return respond(500, "internal_error", "The server failed to process the request.")
-            return respond(
-                400, "validation_error", "Request body MUST be valid JSON.", {"problems": problems}
-            )
+            return respond(400, "validation_error", INVALID_JSON, {"problems": problems})
         return respond(
             400,
             "validation_error",
@@ -83,4 +84,4 @@ def install_error_handlers(app: FastAPI, faults: Faults) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
-        return respond(500, "internal_error", "The server failed to process the request.")
+        return respond(500, "internal_error", INTERNAL_ERROR)

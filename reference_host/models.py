@@ -27,7 +27,7 @@ from pydantic import (
 from starlette.routing import Match
 
 from reference_host.clock import EDGE_OFFSET_PATTERN, from_wire, to_wire
-from reference_host.errors import envelope
+from reference_host.errors import Envelope, flat_envelope
 
 NO_NUL = r"^[^\x00]*$"  # any text but NUL
 NO_CONTROL = r"^[^\x00-\x1f]+$"  # names and ids: no control characters, not empty
@@ -229,20 +229,19 @@ def memory_path(raw_path: bytes) -> tuple[str, str | None]:
 class UrlCheck:
     """ASGI middleware: a 400 envelope naming the part, for a URL `check_url` refuses (no route runs)."""
 
-    def __init__(self, app: Any, faults: Any) -> None:
+    def __init__(self, app: Any, envelope: Envelope = flat_envelope) -> None:
         self.app = app
-        self.faults = faults
+        self.envelope = envelope
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             try:
                 check_url(scope.get("raw_path") or scope["path"].encode(), scope.get("query_string", b""))
             except BadUrl as bad:
-                body = envelope(
+                body = self.envelope(
                     "validation_error",
                     "The URL is not valid: every path segment and query value must be UTF-8 without NUL.",
                     {"problems": [{"field": bad.field, "problem": bad.problem}]},
-                    self.faults,
                 )
                 await JSONResponse(body, status_code=400)(scope, receive, send)
                 return

@@ -106,7 +106,7 @@ def fitting(sizes: Sequence[int], limit: int, max_bytes: int) -> int:
 
 def memory_entries_page(
     engine: sa.Engine,
-    tenant: str | None,
+    tenant: str,
     memory_ref: str,
     now: datetime,
     *,
@@ -116,13 +116,9 @@ def memory_entries_page(
     include_expired: bool = False,
     cursor: str | None = None,
 ) -> Page[Entry]:
-    """Live entries of one memoryRef, newest first (as `MemoryStore.list_entries`), one page of them.
-
-    `tenant=None` is only ever passed by a fault mode; `include_expired` likewise.
-    """
-    where = [entries.c.memory_ref == memory_ref]
-    if tenant is not None:
-        where.append(entries.c.tenant_id == tenant)
+    """Live entries (`include_expired`: expired ones too) of one (tenant, memoryRef) scope, newest
+    first (as `MemoryStore.list_entries`), one page of them. Called through `MemoryStore.entries_page`."""
+    where = [entries.c.tenant_id == tenant, entries.c.memory_ref == memory_ref]
     if not include_expired:
         where.append(sa.or_(entries.c.expires_at.is_(None), entries.c.expires_at > to_wire(now)))
     if tag is not None:
@@ -229,7 +225,7 @@ def _code_point(engine: sa.Engine, column: sa.ColumnElement[str]) -> sa.ColumnEl
 
 def lifecycle_page(
     engine: sa.Engine,
-    tenant: str | None,
+    tenant: str,
     project: str,
     *,
     limit: int,
@@ -239,12 +235,9 @@ def lifecycle_page(
     """One page of a project's lifecycle memories in (createdAt, id) code-point order, and their relations.
 
     A relation comes with the page holding its `fromId`; relations whose `fromId` is no memory of the
-    project come with the last page, so every relation is listed exactly once. `tenant=None` is the
-    `retention-tenant-leak` fault mode: every tenant's memories of the project.
+    project come with the last page, so every relation is listed exactly once.
     """
-    scope = [memories.c.project == project]
-    if tenant is not None:
-        scope.append(memories.c.tenant_id == tenant)
+    scope = [memories.c.tenant_id == tenant, memories.c.project == project]
     where = list(scope)
     created, ident = _code_point(engine, memories.c.created_at), _code_point(engine, memories.c.id)
     if cursor is not None:
@@ -281,7 +274,7 @@ def _lifecycle_rows(conn: sa.Connection, scope: list[Any], ids: list[str]) -> li
 
 def _lifecycle_links(
     conn: sa.Connection,
-    tenant: str | None,
+    tenant: str,
     project: str,
     ids: list[str],
     scope: list[Any],

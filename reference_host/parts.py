@@ -14,13 +14,43 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.routing import BaseRoute
+
+from reference_host.archives import ArchiveStore
+from reference_host.compaction_policy import (
+    CompactedEvent,
+    CompactionRecord,
+    OutputCap,
+    OutputScrub,
+    ProvenanceTags,
+    SourceSelection,
+)
+from reference_host.distillation_policies import (
+    BudgetPolicy,
+    ChecksumPolicy,
+    EventPolicy,
+    IndexPolicy,
+    OverBudgetPolicy,
+    ScrubPolicy,
+)
+from reference_host.errors import Envelope, flat_envelope
+from reference_host.retention.policies import RetentionPolicies
+from reference_host.retention.seams import RetentionSeams
 from reference_host.sr1 import Scrubber, SecretSource
+from reference_host.workspace import WorkspaceStore
 
 ASGIApp = Any  # a Starlette/ASGI application: `async (scope, receive, send) -> None`
 
 
 def _unchanged(part: Any) -> Any:
     return part
+
+
+def _distillation_routes(*args: Any) -> Any:
+    """The production `DistillationRoutes` (imported late: the routes import most of the host)."""
+    from reference_host.http.distillation import DistillationRoutes
+
+    return DistillationRoutes(*args)
 
 
 @dataclass(frozen=True)
@@ -30,7 +60,34 @@ class HostParts:
     # ASGI layers wrapped around the finished app, innermost first (the wire: statuses, bodies, routes)
     app_layers: tuple[Callable[[ASGIApp], ASGIApp], ...] = ()
     # -- wire (app.py, discovery.py, errors.py, edge.py, protocol.py) ----------------------------
+    # the error body of every refusal: the routes', the edge's, the URL check's and the h11 protocol's
+    envelope: Envelope = flat_envelope
+    # the route table as served, once every route is mounted (a filter sees it whole, in order)
+    routes: Callable[[list[BaseRoute]], list[BaseRoute]] = _unchanged
     # -- compaction (compaction.py, store.py, pages.py) ----------------------------------------
     memory_store: Callable[[Any], Any] = _unchanged  # wraps the MemoryStore every route and engine uses
+    # one compaction run's decisions (compaction_policy.py): each a class, instantiated per app
+    compaction_sources: type[SourceSelection] = SourceSelection  # which entries a run collapses
+    compaction_scrub: type[OutputScrub] = OutputScrub  # SR-1 over the joined sources
+    compaction_cap: type[OutputCap] = OutputCap  # the maxOutputBytes cut
+    compaction_tags: type[ProvenanceTags] = ProvenanceTags  # the output's tags
+    compaction_event: type[CompactedEvent] = CompactedEvent  # the memory.compacted payload
+    compaction_record: type[CompactionRecord] = CompactionRecord  # what is persisted, and how
     # -- distillation (distillation.py, archives.py, workspace.py, http/distillation.py) ---------
+    # one run's decisions (distillation_policies.py): each a class, instantiated per app
+    distill_budget: type[BudgetPolicy] = BudgetPolicy  # effective budget, fit, reported tokensUsed
+    distill_over_budget: type[OverBudgetPolicy] = OverBudgetPolicy  # what a refused run writes (nothing)
+    distill_checksum: type[ChecksumPolicy] = ChecksumPolicy  # the archive's address
+    distill_index: type[IndexPolicy] = IndexPolicy  # whether the index is written, and its entry
+    distill_scrub: type[ScrubPolicy] = ScrubPolicy  # SR-1 over the sources, the canary
+    distill_event: type[EventPolicy] = EventPolicy  # the memory.compacted event logged and answered
+    # wrap the stores the distiller (and, for archives, the archive routes) use
+    distill_workspace: Callable[[WorkspaceStore], WorkspaceStore] = _unchanged
+    archive_store: Callable[[ArchiveStore], ArchiveStore] = _unchanged
+    # (config, distiller, archives, workspace) -> the routes object whose `mount(app)` adds them
+    distill_routes: Callable[..., Any] = _distillation_routes
     # -- retention (retention/, http/retention.py) ---------------------------------------------
+    # the decisions of a run, a restore and a retrieval (retention/policies.py), made per app
+    retention_policies: Callable[[], RetentionPolicies] = RetentionPolicies
+    # what the seam routes seed, list and diagnose with (retention/seams.py)
+    retention_seams: Callable[[], RetentionSeams] = RetentionSeams

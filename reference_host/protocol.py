@@ -30,8 +30,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from reference_host.edge import ASGIApp, Receive, Scope, Send, json_answer
-from reference_host.errors import envelope
-from reference_host.faults import Faults
+from reference_host.errors import Envelope, flat_envelope
 
 LINGER_SECONDS = 2.0
 
@@ -54,7 +53,7 @@ class EdgeProtocol(H11Protocol):
 
     header_timeout: float = 10.0
     max_connections: int | None = None
-    faults: Faults = Faults()
+    error_body: Envelope = staticmethod(flat_envelope)  # the host's error envelope (errors.py)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -121,9 +120,7 @@ class EdgeProtocol(H11Protocol):
         if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
             return
         if self._head_begun:
-            body = envelope(
-                "request_timeout", "The request head was not received in time.", None, self.faults
-            )
+            body = self.error_body("request_timeout", "The request head was not received in time.", None)
             self.transport.write(_raw_answer(408, b"Request Timeout", body))
         self.transport.close()
 
@@ -131,7 +128,7 @@ class EdgeProtocol(H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         """A head h11 cannot parse, or one over the size bound: 400 in the flat envelope."""
-        body = envelope("validation_error", msg, None, self.faults)
+        body = self.error_body("validation_error", msg, None)
         data = json.dumps(body).encode()
         headers = [
             (b"content-type", b"application/json"),
@@ -156,9 +153,7 @@ class EdgeProtocol(H11Protocol):
         async def bounded(scope: Scope, receive: Receive, send: Send) -> None:
             # This request's own task is already counted (uvicorn counts before adding it: `>=`).
             if len(self.connections) > limit or len(self.tasks) > limit:
-                body = envelope(
-                    "service_unavailable", "The host is at its connection limit.", None, self.faults
-                )
+                body = self.error_body("service_unavailable", "The host is at its connection limit.", None)
                 extra = [(b"connection", b"close"), (b"retry-after", b"1")]
                 for part in json_answer(503, body, extra):
                     await send(part)
@@ -188,7 +183,13 @@ class _LingeringTransport:
             self._protocol.close_transport(self._raw)
 
 
-def protocol_class(header_timeout: float, max_connections: int | None, faults: Faults) -> type[EdgeProtocol]:
+def protocol_class(
+    header_timeout: float, max_connections: int | None, envelope: Envelope = flat_envelope
+) -> type[EdgeProtocol]:
     """An EdgeProtocol subclass carrying one host's settings (uvicorn instantiates it per connection)."""
-    settings = {"header_timeout": header_timeout, "max_connections": max_connections, "faults": faults}
+    settings = {
+        "header_timeout": header_timeout,
+        "max_connections": max_connections,
+        "error_body": staticmethod(envelope),
+    }
     return type("HostProtocol", (EdgeProtocol,), settings)

@@ -189,8 +189,8 @@ def _marker(label: str) -> str:
 class Redactor:
     """SR-1 redaction for one tenant: its registered BYOK secrets plus the shape table.
 
-    `shapes` and `form_leaks` exist so the host's fault-injection modes can weaken the harness
-    deliberately; production code uses the defaults.
+    `shapes` (the shape table) and `form_leaks` (re-canonicalising form-leak signatures) say which
+    passes run; SR-1 runs all of them, which is the default.
     """
 
     def __init__(

@@ -47,12 +47,15 @@ def stop_background(app: FastAPI) -> None:
         scheduler.stop()
 
 
-def uvicorn_config(app: FastAPI, config: HostConfig, **options: object) -> uvicorn.Config:
+def uvicorn_config(
+    app: FastAPI, config: HostConfig, parts: HostParts | None = None, **options: object
+) -> uvicorn.Config:
     """uvicorn's settings for the host, the same on both start paths: the hardened h11 protocol
     (head timeout, envelope on its 400 and 503, the connection bound) and the request-head size bound."""
+    parts = parts or HostParts()
     return uvicorn.Config(
         app,
-        http=protocol_class(config.header_timeout, config.max_connections, config.faults),
+        http=protocol_class(config.header_timeout, config.max_connections, parts.envelope),
         h11_max_incomplete_event_size=config.max_head_bytes,
         lifespan="off",
         **options,  # type: ignore[arg-type]
@@ -69,7 +72,7 @@ def start_in_thread(
     sock.bind((host, port))
     sock.listen(128)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn_config(app, config, log_level="warning", access_log=False))
+    server = uvicorn.Server(uvicorn_config(app, config, parts, log_level="warning", access_log=False))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="reference-host"
     )
@@ -86,7 +89,7 @@ def start_in_thread(
 def serve_forever(config: HostConfig, host: str, port: int, parts: HostParts | None = None) -> None:
     """Serve in the foreground until interrupted; exits non-zero when the port cannot be bound."""
     app = create_app(config, parts)
-    server = uvicorn.Server(uvicorn_config(app, config, host=host, port=port, log_level="info"))
+    server = uvicorn.Server(uvicorn_config(app, config, parts, host=host, port=port, log_level="info"))
     start_background(app)
     try:
         server.run()

@@ -1,7 +1,7 @@
 """The memory store: tenant-scoped entries, tags, lineage, the event log and BYOK secrets.
 
 Every method takes the caller's tenant explicitly; no query in this module runs without a tenant
-filter unless a fault mode says so. No row is ever physically deleted.
+filter. No row is ever physically deleted (a re-registered secret is updated in place).
 
 Concurrency: every writer of a (tenant, memoryRef) holds that scope's lock for its transaction
 (`lock_scope`: a PostgreSQL advisory lock; SQLite's write lock, taken at BEGIN IMMEDIATE), and a
@@ -43,7 +43,7 @@ class Entry:
     expires_at: str | None = None
     row_id: int = 0
     compacted_into_id: str | None = None
-    tenant_id: str = ""  # whose entry it is (a tenant-leak fault mode lists other tenants' entries too)
+    tenant_id: str = ""  # whose entry it is
 
     def wire(self) -> dict[str, object]:
         body: dict[str, object] = {
@@ -76,17 +76,13 @@ class CompactionWrite:
     output: NewEntry
     source_ids: Sequence[str]
     trigger: str
-    event_payload: dict[str, object] | None
-    persist_output: bool = True
+    event_payload: dict[str, object] | None  # the `memory.compacted` payload; None: no such event
     extra_events: list[tuple[str, dict[str, object]]] = field(default_factory=list)
     source_count: int | None = None  # when not every source is a memory entry (distillation)
-    claim_ids: Sequence[str] | None = None  # the entries to claim, when not exactly `source_ids`
 
     def claims(self) -> list[str]:
         """The memory entries this run marks as compacted into its output (each once)."""
-        if not self.persist_output:
-            return []
-        return list(dict.fromkeys(self.source_ids if self.claim_ids is None else self.claim_ids))
+        return list(dict.fromkeys(self.source_ids))
 
 
 DISTILLED_TAG = "distilled"  # tag of a distillation's output entry (RFC 0062)
@@ -186,7 +182,7 @@ class MemoryStore:
 
     def list_entries(
         self,
-        tenant: str | None,
+        tenant: str,
         memory_ref: str,
         now: datetime,
         *,
@@ -196,10 +192,10 @@ class MemoryStore:
         newest_first: bool = True,
         only_uncompacted: bool = False,
     ) -> list[Entry]:
-        """Live entries of one scope; `tenant=None` is only ever passed by a fault mode."""
-        query = sa.select(memory_entries).where(memory_entries.c.memory_ref == memory_ref)
-        if tenant is not None:
-            query = query.where(memory_entries.c.tenant_id == tenant)
+        """Live entries of one (tenant, memoryRef) scope (`include_expired`: expired ones too)."""
+        query = sa.select(memory_entries).where(
+            memory_entries.c.tenant_id == tenant, memory_entries.c.memory_ref == memory_ref
+        )
         if not include_expired:
             query = query.where(
                 sa.or_(
@@ -222,7 +218,7 @@ class MemoryStore:
 
     def get_entry(
         self,
-        tenant: str | None,
+        tenant: str,
         memory_ref: str,
         entry_id: str,
         now: datetime,
@@ -230,10 +226,10 @@ class MemoryStore:
         include_expired: bool = False,
     ) -> Entry | None:
         query = sa.select(memory_entries).where(
-            memory_entries.c.memory_ref == memory_ref, memory_entries.c.entry_id == entry_id
+            memory_entries.c.tenant_id == tenant,
+            memory_entries.c.memory_ref == memory_ref,
+            memory_entries.c.entry_id == entry_id,
         )
-        if tenant is not None:
-            query = query.where(memory_entries.c.tenant_id == tenant)
         with self.engine.connect() as conn:
             rows = conn.execute(query.limit(1)).all()
             found = self._with_tags(conn, rows)
@@ -285,37 +281,43 @@ class MemoryStore:
         next to its archive and index writes.
         """
         self.claim(conn, write)
-        if write.persist_output:
-            self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
-            if write.source_ids:
-                # Lineage rows straight from the linked sources: one statement, whatever the count.
-                linked = sa.select(
-                    memory_entries.c.tenant_id,
-                    memory_entries.c.memory_ref,
-                    sa.literal(write.output.entry_id),
-                    memory_entries.c.entry_id,
-                    sa.literal("compaction_source"),
-                    sa.literal(write.run_id),
-                    sa.literal(stamp),
-                ).where(
-                    memory_entries.c.tenant_id == write.tenant,
-                    memory_entries.c.memory_ref == write.memory_ref,
-                    memory_entries.c.compacted_into_id == write.output.entry_id,
+        self._insert(conn, write.tenant, write.memory_ref, write.output, stamp)
+        if write.source_ids:
+            # Lineage rows straight from the linked sources: one statement, whatever the count.
+            linked = sa.select(
+                memory_entries.c.tenant_id,
+                memory_entries.c.memory_ref,
+                sa.literal(write.output.entry_id),
+                memory_entries.c.entry_id,
+                sa.literal("compaction_source"),
+                sa.literal(write.run_id),
+                sa.literal(stamp),
+            ).where(
+                memory_entries.c.tenant_id == write.tenant,
+                memory_entries.c.memory_ref == write.memory_ref,
+                memory_entries.c.compacted_into_id == write.output.entry_id,
+            )
+            conn.execute(
+                memory_relations.insert().from_select(
+                    [
+                        "tenant_id",
+                        "memory_ref",
+                        "from_entry_id",
+                        "to_entry_id",
+                        "kind",
+                        "run_id",
+                        "created_at",
+                    ],
+                    linked.order_by(memory_entries.c.created_at, memory_entries.c.row_id),
                 )
-                conn.execute(
-                    memory_relations.insert().from_select(
-                        [
-                            "tenant_id",
-                            "memory_ref",
-                            "from_entry_id",
-                            "to_entry_id",
-                            "kind",
-                            "run_id",
-                            "created_at",
-                        ],
-                        linked.order_by(memory_entries.c.created_at, memory_entries.c.row_id),
-                    )
-                )
+            )
+        self._record_run(conn, write, stamp)
+        for type_, payload in write.extra_events:
+            self._append_event(conn, write.tenant, type_, payload, stamp)
+        if write.event_payload is not None:
+            self._append_event(conn, write.tenant, "memory.compacted", write.event_payload, stamp)
+
+    def _record_run(self, conn: sa.Connection, write: CompactionWrite, stamp: str) -> None:
         conn.execute(
             compaction_runs.insert().values(
                 run_id=write.run_id,
@@ -327,10 +329,6 @@ class MemoryStore:
                 created_at=stamp,
             )
         )
-        for type_, payload in write.extra_events:
-            self._append_event(conn, write.tenant, type_, payload, stamp)
-        if write.event_payload is not None:
-            self._append_event(conn, write.tenant, "memory.compacted", write.event_payload, stamp)
 
     def claim(self, conn: sa.Connection, write: CompactionWrite) -> None:
         """Mark the run's sources as compacted into its output, under the scope lock, re-checking
@@ -429,19 +427,25 @@ class MemoryStore:
     # -- BYOK secrets --------------------------------------------------------------------------
 
     def register_secret(self, tenant: str, secret_id: str, value: str, now: datetime) -> None:
-        """Register (or replace) a tenant's BYOK secret; its value is never returned by any route."""
+        """Register (or replace) a tenant's BYOK secret; its value is never returned by any route.
+
+        A re-registration updates the row in place (new value, new timestamp); only an unknown
+        secretId is inserted. Under the lock a concurrent registration waits: no primary-key clash.
+        """
+        stamp = to_wire(now)
         with write_transaction(self.engine) as conn:
-            advisory_lock(conn, "secret", tenant, secret_id)  # a concurrent replace waits, no PK clash
-            conn.execute(
-                byok_secrets.delete().where(
-                    byok_secrets.c.tenant_id == tenant, byok_secrets.c.secret_id == secret_id
-                )
+            advisory_lock(conn, "secret", tenant, secret_id)
+            replaced = conn.execute(
+                byok_secrets.update()
+                .where(byok_secrets.c.tenant_id == tenant, byok_secrets.c.secret_id == secret_id)
+                .values(value=value, created_at=stamp)
             )
-            conn.execute(
-                byok_secrets.insert().values(
-                    tenant_id=tenant, secret_id=secret_id, value=value, created_at=to_wire(now)
+            if not replaced.rowcount:
+                conn.execute(
+                    byok_secrets.insert().values(
+                        tenant_id=tenant, secret_id=secret_id, value=value, created_at=stamp
+                    )
                 )
-            )
 
     def secrets_for(self, tenant: str) -> dict[str, str]:
         query = sa.select(byok_secrets.c.secret_id, byok_secrets.c.value).where(
@@ -449,6 +453,43 @@ class MemoryStore:
         )
         with self.engine.connect() as conn:
             return {r.secret_id: r.value for r in conn.execute(query)}
+
+    # -- read route queries (http layer) -------------------------------------------------------
+
+    def entries_page(
+        self,
+        tenant: str,
+        memory_ref: str,
+        now: datetime,
+        *,
+        limit: int,
+        max_bytes: int,
+        tag: str | None = None,
+        cursor: str | None = None,
+        include_expired: bool = False,
+    ) -> tuple[list[Entry], str | None]:
+        """One page of the read route's listing (pages.py): its entries, and the cursor of the next
+        page (None: the listing ends here). A cursor this host did not issue is a `pages.BadCursor`."""
+        from reference_host.pages import memory_entries_page  # pages builds on this module's Entry
+
+        page = memory_entries_page(
+            self.engine,
+            tenant,
+            memory_ref,
+            now,
+            limit=limit,
+            max_bytes=max_bytes,
+            tag=tag,
+            include_expired=include_expired,
+            cursor=cursor,
+        )
+        return page.items, page.next_cursor
+
+    def read_entry(
+        self, tenant: str, memory_ref: str, entry_id: str, now: datetime, *, include_expired: bool = False
+    ) -> Entry | None:
+        """The read route's lookup of one entry (None: no live entry of the caller's by that id)."""
+        return self.get_entry(tenant, memory_ref, entry_id, now, include_expired=include_expired)
 
 
 @contextmanager

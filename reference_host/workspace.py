@@ -7,7 +7,7 @@ open connection, so distillation writes its index next to its archive, output en
 all or nothing. `write` is the stand-alone form (its own transaction).
 
 Content is stored as given: the only writer is distillation, whose index is content-free by
-construction. A PUT route would have to run the SR-1 harness first (RFC 0059 §E, WSR-1).
+construction. A PUT route would have to run SR-1 (`reference_host.sr1`) first (RFC 0059 §E, WSR-1).
 """
 
 from __future__ import annotations
@@ -99,60 +99,69 @@ class WorkspaceStore:
         *,
         content_type: str = DEFAULT_CONTENT_TYPE,
         workspace: str = DEFAULT_WORKSPACE,
-        emit_event: bool = True,
-        keep_version: bool = False,
     ) -> WorkspaceFile:
         """Write the next version of `path` inside the caller's transaction `conn`.
 
         Two concurrent writers of one path compute the same next version; the loser's insert
         violates the primary key and its transaction must be retried (see `distillation`).
-        `emit_event=False` and `keep_version=True` exist only for fault modes.
         """
         if not valid_path(path):
             raise ValueError(f"invalid workspace path {path!r}")
         size = len(content.encode("utf-8"))
         if size > self.max_file_bytes:
             raise WorkspaceTooLarge(size, self.max_file_bytes)
-        latest = self.latest_in(conn, tenant, path, workspace)
-        if latest is not None and keep_version:
-            version = latest.version
-            conn.execute(
-                workspace_files.delete().where(
-                    *self._key(tenant, workspace, path), workspace_files.c.version == version
-                )
-            )
-        else:
-            version = 1 if latest is None else latest.version + 1
+        version = self.next_version(self.latest_in(conn, tenant, path, workspace))
         stamp = to_wire(now)
         written = WorkspaceFile(path, content, content_type, version, stamp, _etag(path, version, content))
+        self.save(conn, tenant, workspace, written)
+        self.announce(conn, tenant, written)
+        return written
+
+    def next_version(self, latest: WorkspaceFile | None) -> int:
+        """Versions count up from 1; no write reuses one."""
+        return 1 if latest is None else latest.version + 1
+
+    def save(self, conn: sa.Connection, tenant: str, workspace: str, file: WorkspaceFile) -> None:
+        """Insert the version's row (never overwrite: every version stays readable)."""
         conn.execute(
             workspace_files.insert().values(
                 tenant_id=tenant,
                 workspace=workspace,
-                path=path,
-                version=version,
-                content=content,
-                content_type=content_type,
-                updated_at=stamp,
-                etag=written.etag,
+                path=file.path,
+                version=file.version,
+                content=file.content,
+                content_type=file.content_type,
+                updated_at=file.updated_at,
+                etag=file.etag,
             )
         )
-        if emit_event:
-            append_event(conn, tenant, "workspace.updated", {"path": path, "version": version}, stamp)
-        return written
 
-    def write(self, tenant: str, path: str, content: str, now: datetime, **options: object) -> WorkspaceFile:
+    def announce(self, conn: sa.Connection, tenant: str, file: WorkspaceFile) -> None:
+        """`workspace.updated {path, version}` in the tenant's event log, in the same transaction."""
+        payload = {"path": file.path, "version": file.version}
+        append_event(conn, tenant, "workspace.updated", payload, file.updated_at)
+
+    def write(
+        self,
+        tenant: str,
+        path: str,
+        content: str,
+        now: datetime,
+        *,
+        content_type: str = DEFAULT_CONTENT_TYPE,
+        workspace: str = DEFAULT_WORKSPACE,
+    ) -> WorkspaceFile:
         """`put` in a transaction of its own (the file's lock first, as `put` requires)."""
         with write_transaction(self.engine) as conn:
-            self.lock(conn, tenant, path)
-            return self.put(conn, tenant, path, content, now, **options)  # type: ignore[arg-type]
+            self.lock(conn, tenant, path, workspace)
+            return self.put(conn, tenant, path, content, now, content_type=content_type, workspace=workspace)
 
     def latest_in(
         self, conn: sa.Connection, tenant: str, path: str, workspace: str = DEFAULT_WORKSPACE
     ) -> WorkspaceFile | None:
         query = (
             sa.select(workspace_files)
-            .where(*self._key(tenant, workspace, path))
+            .where(*self.key(tenant, workspace, path))
             .order_by(workspace_files.c.version.desc())
             .limit(1)
         )
@@ -172,13 +181,13 @@ class WorkspaceStore:
                 return self.latest_in(conn, tenant, path, workspace)
             row = conn.execute(
                 sa.select(workspace_files).where(
-                    *self._key(tenant, workspace, path), workspace_files.c.version == version
+                    *self.key(tenant, workspace, path), workspace_files.c.version == version
                 )
             ).first()
             return None if row is None else _file(row)
 
     @staticmethod
-    def _key(tenant: str, workspace: str, path: str) -> tuple[sa.ColumnElement[bool], ...]:
+    def key(tenant: str, workspace: str, path: str) -> tuple[sa.ColumnElement[bool], ...]:
         return (
             workspace_files.c.tenant_id == tenant,
             workspace_files.c.workspace == workspace,

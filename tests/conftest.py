@@ -20,13 +20,38 @@ from pathlib import Path
 
 import pytest
 
+from mutants.host import start as start_mutant
 from reference_host.config import HostConfig
 from reference_host.devdb import create_database, pg_bin, throwaway_cluster
-from mutants.host import start as start_mutant
 from reference_host.server import RunningHost
 
 # Helper modules that assert on a test's behalf: pytest's assertion messages there too.
 pytest.register_assert_rewrite("retention_support")
+
+# -- the full-matrix tier --------------------------------------------------------------------------
+
+FULL_MATRIX = "full_matrix"
+FULL_MATRIX_ENV = "OPENWOP_FULL_MATRIX"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{FULL_MATRIX}: every mutant over every scenario (slow); runs only when selected with "
+        f"`-m {FULL_MATRIX}` or when {FULL_MATRIX_ENV}=1",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the full-matrix tier unless asked for, so `make test` stays the quick tier."""
+    asked = FULL_MATRIX in (config.getoption("markexpr") or "") or os.environ.get(FULL_MATRIX_ENV) == "1"
+    if asked:
+        return
+    deselected = [item for item in items if item.get_closest_marker(FULL_MATRIX) is not None]
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = [item for item in items if item.get_closest_marker(FULL_MATRIX) is None]
+
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
 

@@ -6,22 +6,20 @@ so the suite decides the time. Runs and restores are dry unless the body says `d
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 import sqlalchemy as sa
 from fastapi import FastAPI, Path, Query
 from pydantic import Field, StringConstraints
 
-from reference_host.body_rewrite import BodyRewrite
 from reference_host.clock import from_wire, to_wire
 from reference_host.config import HostConfig
 from reference_host.deps import Tenant
 from reference_host.errors import ApiError
 from reference_host.models import NO_NUL, JsonInteger, Text, Timestamp, _Strict
-from reference_host.pages import MAX_CURSOR_LENGTH, MAX_LIFECYCLE_PAGE, lifecycle_page, paged
+from reference_host.pages import MAX_CURSOR_LENGTH, MAX_LIFECYCLE_PAGE, paged
 from reference_host.parts import HostParts
-from reference_host.retention import diagnostics, retrieval, store
+from reference_host.retention import retrieval, store
 from reference_host.retention.branches import BranchState
 from reference_host.retention.config import RetentionConfig, config_document
 from reference_host.retention.engine import (
@@ -32,7 +30,6 @@ from reference_host.retention.engine import (
     run_retention,
 )
 from reference_host.retention.report import report_to_wire
-from reference_host.retention.states import Status
 
 SEAM_BASE = "/v1/test/retention"
 MAX_SEED_MEMORIES = 5000
@@ -117,46 +114,21 @@ NowQuery = Annotated[str | None, Query(max_length=64)]
 
 def capability_block(config: HostConfig) -> dict[str, Any]:
     """The discovery block: the profile, where its routes are, and the effective config.yaml."""
-    document = config_document(config.retention)
-    if "retention-block-invalid" in config.faults:
-        del document["memory_retention"]["stale_archive_days"]
     return {
         "supported": True,
         "profileVersion": "1",
         "seamBase": SEAM_BASE,
         "branchCleanup": True,
         "deepEvidenceExpansion": True,
-        "config": document,
+        "config": config_document(config.retention),
     }
 
 
-def _retention_seed_route(scope: dict[str, Any]) -> bool:
-    """Fault mode `retention-seed-coerces-types`: a lenient host that turns a seeded memory's
-    numeric-string retrievalCount into the number before validation (the routes stay strict)."""
-    path = scope.get("path", "")
-    return scope.get("method") == "POST" and path.startswith(SEAM_BASE) and path.endswith("/memories")
-
-
-def _coerce_counts(raw: bytes) -> bytes:
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return raw
-    items = data.get("memories") if isinstance(data, dict) else None
-    for item in items if isinstance(items, list) else []:
-        count = item.get("retrievalCount") if isinstance(item, dict) else None
-        if isinstance(count, str) and count.isdigit():
-            item["retrievalCount"] = int(count)
-    return json.dumps(data).encode()
-
-
 def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: HostParts) -> None:
-    faults = config.faults
-    if not config.test_seams or "retention-seams-missing" in faults:
+    if not config.test_seams:
         return
-    if "retention-seed-coerces-types" in faults:
-        app.add_middleware(BodyRewrite, matches=_retention_seed_route, rewrite=_coerce_counts)
     settings: RetentionConfig = config.retention
+    policies, seams = parts.retention_policies(), parts.retention_seams()
     base = f"{SEAM_BASE}/projects/{{project}}"
 
     def moment(text: str | None) -> Any:
@@ -176,12 +148,7 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
             raise ApiError(400, "validation_error", "Memory ids must be unique within one seed call.")
         items = []
         for index, memory in enumerate(body.memories):
-            item = memory.model_dump()
-            item["updatedAt"] = item["updatedAt"] or item["createdAt"]
-            if "retention-seed-drops-last-retrieved" in faults:  # self-validation: see faults.py
-                item["lastRetrievedAt"] = None
-            if "retention-seed-drops-branch" in faults:
-                item["branch"] = None
+            item = seams.seed_item(memory.model_dump())
             if item["updatedAt"] < item["createdAt"]:
                 raise ApiError(
                     400,
@@ -193,14 +160,7 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
         created = to_wire(config.clock())
         links = [{**r.model_dump(), "createdAt": created} for r in body.relations]
         try:
-            planted = store.plant(
-                engine,
-                tenant_id=tenant,
-                project=project,
-                items=items,
-                links=links,
-                partial="retention-seed-partial" in faults,
-            )
+            planted = seams.plant(engine, tenant_id=tenant, project=project, items=items, links=links)
         except store.DuplicateMemory as exc:
             raise ApiError(
                 409, "conflict", "A memory with this id already exists.", {"id": exc.memory_id}
@@ -215,9 +175,8 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
         cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_LENGTH)] = None,
     ) -> dict[str, Any]:
         """One page of the project's memories and their relations (docs/host-extensions.md, "Paging")."""
-        scope = None if "retention-tenant-leak" in faults else tenant
         bound = {"limit": limit, "max_bytes": config.max_page_bytes, "cursor": cursor}
-        return paged(lifecycle_page, engine, scope, project, **bound).wire()
+        return paged(seams.page, engine, tenant, project, **bound).wire()
 
     @app.get(f"{base}/memories/{{memory_id}}")
     def get_memory(
@@ -236,9 +195,6 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
                 branches = BranchState.from_wire(body.branches.model_dump())
             except ValueError as exc:
                 raise ApiError(400, "validation_error", str(exc)) from None
-        dry_run = body.dryRun and not (
-            "retention-run-default-applies" in faults and "dryRun" not in body.model_fields_set
-        )
         try:
             report = run_retention(
                 engine,
@@ -246,9 +202,10 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
                 project=project,
                 now=from_wire(body.now),
                 config=settings,
-                dry_run=dry_run,
+                dry_run=body.dryRun,
                 branches=branches,
-                faults=faults,
+                policies=policies,
+                scrubber=parts.scrubber,
             )
         except RetentionRunInProgress as exc:
             raise ApiError(409, "retention_run_in_progress", str(exc)) from None
@@ -265,11 +222,8 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
                 project=project,
                 memory_id=body.memoryId,
                 now=from_wire(body.now),
-                dry_run=body.dryRun
-                and not (
-                    "retention-restore-default-applies" in faults and "dryRun" not in body.model_fields_set
-                ),
-                faults=faults,
+                dry_run=body.dryRun,
+                policies=policies,
             )
         except RestoreError as exc:
             if store.get(engine, tenant_id=tenant, project=project, memory_id=body.memoryId) is None:
@@ -283,22 +237,13 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
 
     @app.get(f"{base}/status")
     def status(tenant: Tenant, project: Project, now: NowQuery = None) -> dict[str, Any]:
-        answer = diagnostics.retention_status(
-            engine, tenant_id=tenant, project=project, now=moment(now), config=settings
-        )
-        if "retention-status-miscounts" in faults:
-            answer["total"] -= answer["counts"][Status.ARCHIVED]
-            answer["counts"][Status.ARCHIVED] = 0
-        return answer
+        return seams.status(engine, tenant_id=tenant, project=project, now=moment(now), config=settings)
 
     @app.get(f"{base}/compaction-report")
     def compaction_report(tenant: Tenant, project: Project, now: NowQuery = None) -> dict[str, Any]:
-        answer = diagnostics.compaction_report(
+        return seams.compaction_report(
             engine, tenant_id=tenant, project=project, now=moment(now), config=settings
         )
-        if "retention-compaction-report-empty" in faults:
-            answer["groups"] = []
-        return answer
 
     @app.post(f"{base}/retrieve")
     def retrieve(tenant: Tenant, project: Project, body: RetrieveBody) -> dict[str, Any]:
@@ -311,6 +256,6 @@ def mount_retention(app: FastAPI, config: HostConfig, engine: sa.Engine, parts: 
             deep=body.deep,
             branch=body.branch,
             limit=body.limit,
-            faults=faults,
+            policy=policies.retrieval,
         )
         return {"results": [result.to_wire(deep=body.deep) for result in results]}

@@ -17,9 +17,9 @@ from types import MappingProxyType
 from typing import Any
 
 from reference_host.clock import from_wire, to_wire
-from reference_host.faults import Faults
 from reference_host.retention.config import RetentionConfig
 from reference_host.retention.states import Status
+from reference_host.retention.windows import Windows
 
 RULE_BRANCH_CLEANUP = "branch_cleanup"
 BRANCH_LOCAL = "current_branch"
@@ -112,8 +112,36 @@ class BranchDecision:
     reason: str
 
 
+class BranchPolicy:
+    """Which branch-local memories branch cleanup considers, when a branch is gone, and what it keeps."""
+
+    def considers(self, row: dict[str, Any], state: BranchState) -> bool:
+        """Only `branch_scope = current_branch` memories of a named, non-mainline branch."""
+        branch = row["branch"]
+        return row["branch_scope"] == BRANCH_LOCAL and branch is not None and branch != state.mainline
+
+    def merged_long_ago(self, measured: timedelta, window: timedelta) -> bool:
+        """Merged *beyond* archive_merged_branch_memories_after_days (strictly longer ago)."""
+        return measured > window
+
+    def preserves_promoted(self, row: dict[str, Any]) -> bool:
+        return bool(row["branch_promotion_eligible"])
+
+    def preserves_current(self, branch: str, state: BranchState) -> bool:
+        """The checked-out branch is never cleaned by age alone."""
+        return branch == state.current
+
+    def enabled(self, config: RetentionConfig) -> bool:
+        return config.enabled and config.branch_cleanup.enabled
+
+
 def _gone_because(
-    branch: str, state: BranchState, config: RetentionConfig, now: datetime, faults: Faults
+    branch: str,
+    state: BranchState,
+    config: RetentionConfig,
+    now: datetime,
+    policy: BranchPolicy,
+    windows: Windows,
 ) -> str | None:
     """Why `branch` is no longer active enough to archive its memories, or None (keep, say nothing)."""
     settings = config.branch_cleanup
@@ -126,8 +154,7 @@ def _gone_because(
         return None  # a live, unmerged branch
     window = settings.archive_merged_branch_memories_after_days
     age = now - merged_at
-    measured = timedelta(days=age.days) if "retention-whole-day-windows" in faults else age
-    if measured <= timedelta(days=window) and "retention-branch-window-ignored" not in faults:
+    if not policy.merged_long_ago(windows.measured(age), timedelta(days=window)):
         return None
     return (
         f"branch {branch!r} merged into {state.mainline!r} {age.total_seconds() / 86400:.2f} days ago, "
@@ -142,35 +169,31 @@ def plan_branch_cleanup(
     now: datetime,
     *,
     taken: Collection[str] = (),
-    faults: Faults | None = None,
+    policy: BranchPolicy | None = None,
+    windows: Windows | None = None,
 ) -> list[BranchDecision]:
     """Step 5 of a run: branch-local memories of deleted or long-merged branches, in `rows` order.
 
     Only `branch_scope = current_branch` memories with a non-mainline branch are considered; the
     rest (mainline, global) is never touched. `taken` are ids an earlier rule of the same run already
     moved or used (e.g. a compaction source): skipped silently, so nothing changes twice in one run.
-    `faults` is for self-validation only (reference_host/faults.py).
     """
-    faults = faults or Faults()
-    if state is None or not config.enabled or not config.branch_cleanup.enabled:
-        return []
-    if "retention-branch-cleanup-noop" in faults:
+    policy, windows = policy or BranchPolicy(), windows or Windows()
+    if state is None or not policy.enabled(config):
         return []
     decisions: list[BranchDecision] = []
     for row in rows:
-        branch = row["branch"]
-        local = row["branch_scope"] == BRANCH_LOCAL or "retention-branch-archives-global" in faults
-        unlisted = "retention-branch-unlisted-mainline-archived" in faults and branch not in state.branches
-        if not local or branch is None or (branch == state.mainline and not unlisted):
+        if not policy.considers(row, state):
             continue
         if row["status"] not in CONSIDERED or row["id"] in taken:
             continue
-        reason = _gone_because(branch, state, config, now, faults)
+        branch = row["branch"]
+        reason = _gone_because(branch, state, config, now, policy, windows)
         if reason is None:
             continue
-        if row["branch_promotion_eligible"] and "retention-branch-archives-promoted" not in faults:
+        if policy.preserves_promoted(row):
             decisions.append(BranchDecision(row, False, PROMOTED_REASON))
-        elif branch == state.current and "retention-branch-archives-current" not in faults:
+        elif policy.preserves_current(branch, state):
             decisions.append(BranchDecision(row, False, f"{CURRENT_REASON} ({branch!r} is checked out)"))
         elif row["kind"] in config.protected_memory_types:
             decisions.append(BranchDecision(row, False, f"protected type {row['kind']!r}"))

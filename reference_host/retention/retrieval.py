@@ -22,7 +22,6 @@ import sqlalchemy as sa
 
 from reference_host.clock import to_wire
 from reference_host.database import advisory_lock, write_transaction
-from reference_host.faults import Faults
 from reference_host.retention.states import Status
 from reference_host.retention.wire import memory_to_wire
 from reference_host.tables import lifecycle_memories as memories
@@ -64,6 +63,30 @@ class RetrievalResult:
         return wire
 
 
+class RetrievalPolicy:
+    """Which statuses a query sees and how they weigh, what stands in for what, and what it records."""
+
+    def weights(self) -> dict[str, float]:
+        """Included status -> weight."""
+        return WEIGHTS
+
+    def represented(self, matches: list[Match]) -> set[str]:
+        """Compacted nodes among the matches: their sources are left out (the node stands for them)."""
+        return {m.id for m in matches if m.status == Status.COMPACTED}
+
+    def order(self, ranked: list[tuple[Match, float]]) -> None:
+        """Best first: score, then recency (ties already in id order, which the stable sort keeps)."""
+        ranked.sort(key=lambda item: (item[1], item[0].updated_at), reverse=True)
+
+    def records(self) -> bool:
+        """Whether a retrieval bumps `last_retrieved_at` and `retrieval_count` of what it returns."""
+        return True
+
+    def evidence(self, sources: dict[str, list[str]]) -> dict[str, list[str]]:
+        """A deep retrieval's evidence: every node's `compaction_source` memories."""
+        return sources
+
+
 @dataclass(frozen=True)
 class _Request:
     tenant_id: str
@@ -73,7 +96,7 @@ class _Request:
     deep: bool
     branch: str | None
     limit: int
-    faults: Faults = field(default_factory=Faults)  # self-validation only: see reference_host/faults.py
+    policy: RetrievalPolicy = field(default_factory=RetrievalPolicy)
 
 
 def query_words(text: str) -> frozenset[str]:
@@ -91,20 +114,6 @@ def relevance(words: frozenset[str], title: str, summary: str) -> int:
     return len(words & frozenset(_WORD.findall(text)))
 
 
-def _weights(request: _Request) -> dict[str, float]:
-    """Included status → weight: WEIGHTS, unless a self-validation fault alters it."""
-    if not request.faults:
-        return WEIGHTS
-    weights = dict(WEIGHTS)
-    if "retention-retrieval-drops-compacted" in request.faults:
-        del weights[Status.COMPACTED.value]
-    if "retention-retrieval-includes-archived" in request.faults:
-        weights[Status.ARCHIVED.value] = 1.0
-    if "retention-retrieval-stale-unpenalized" in request.faults:
-        weights[Status.STALE.value] = 1.0
-    return weights
-
-
 def _scope(table: sa.Table, request: _Request) -> sa.ColumnElement[bool]:
     return sa.and_(table.c.tenant_id == request.tenant_id, table.c.project == request.project)
 
@@ -115,7 +124,9 @@ def _chunks(ids: Iterable[str]) -> Iterator[list[str]]:
         yield ordered[start : start + _CHUNK]
 
 
-class _Match(NamedTuple):
+class Match(NamedTuple):
+    """A matching memory, as ranking sees it: its ranking columns and how many query words it has."""
+
     id: str
     status: str
     updated_at: str
@@ -123,14 +134,14 @@ class _Match(NamedTuple):
     relevance: int
 
 
-def _matches(conn: sa.Connection, request: _Request) -> list[_Match]:
+def _matches(conn: sa.Connection, request: _Request) -> list[Match]:
     """Matching rows of an included status, minus branch-local memories of other branches (with `branch`).
 
     Only the ranking columns are read, and title/summary are dropped as soon as they are scored, so a
     project of 100k memories costs one streamed query and no whole-row materialisation.
     """
     query = sa.select(*_RANKING_COLUMNS).where(
-        _scope(memories, request), memories.c.status.in_(list(_weights(request)))
+        _scope(memories, request), memories.c.status.in_(list(request.policy.weights()))
     )
     if request.branch is not None:
         # A NULL branch (mainline) never equals a named branch, so mainline branch-local memory is
@@ -142,30 +153,25 @@ def _matches(conn: sa.Connection, request: _Request) -> list[_Match]:
     for memory_id, status, title, summary, updated_at, node_id in conn.execute(query):
         found = relevance(request.words, title, summary)
         if found:
-            matches.append(_Match(memory_id, status, updated_at, node_id, found))
+            matches.append(Match(memory_id, status, updated_at, node_id, found))
     return matches
 
 
-def _rank(request: _Request, matches: list[_Match]) -> list[tuple[str, float, str]]:
+def _rank(request: _Request, matches: list[Match]) -> list[tuple[str, float, str]]:
     """(id, score, status) of the best `limit` results, best first.
 
     A source whose compacted node also matches is left out before ranking: the node represents it, so
     the two are never returned together (compacted-first), whatever the limit cuts.
     """
-    nodes = {m.id for m in matches if m.status == Status.COMPACTED}
-    if "retention-retrieval-returns-sources" in request.faults:
-        nodes = set()
-    weights = _weights(request)
+    nodes = request.policy.represented(matches)
+    weights = request.policy.weights()
     ranked = [
         (m, round(m.relevance * weights[m.status], 6))
         for m in matches
         if m.compacted_into_id not in nodes or m.compacted_into_id == m.id
     ]
     ranked.sort(key=lambda item: item[0].id)  # ties last: id ascending (the stable sort below keeps it)
-    if "retention-retrieval-stale-mild" in request.faults:  # the penalty only breaks ties of recency
-        ranked.sort(key=lambda item: (item[0].relevance, item[0].updated_at, item[1]), reverse=True)
-    else:
-        ranked.sort(key=lambda item: (item[1], item[0].updated_at), reverse=True)
+    request.policy.order(ranked)
     return [(m.id, score, m.status) for m, score in ranked[: request.limit]]
 
 
@@ -189,7 +195,7 @@ def _touch(conn: sa.Connection, request: _Request, ids: set[str]) -> dict[str, d
     """Record the retrieval on every returned memory (and nothing else), then read them back whole."""
     rows: dict[str, dict[str, Any]] = {}
     for chunk in _chunks(ids):
-        if "retention-retrieval-no-counters" not in request.faults:
+        if request.policy.records():
             conn.execute(
                 memories.update()
                 .where(_scope(memories, request), memories.c.id.in_(chunk))
@@ -212,7 +218,7 @@ def retrieve(
     deep: bool = False,
     branch: str | None = None,
     limit: int = 20,
-    faults: Faults | None = None,
+    policy: RetrievalPolicy | None = None,
 ) -> list[RetrievalResult]:
     """Rank one project's retrievable memories for `query` at `now`, best first, and record the retrieval.
 
@@ -224,7 +230,7 @@ def retrieve(
     if now.tzinfo is None:
         raise ValueError("now must carry a UTC offset")
     request = _Request(
-        tenant_id, project, query_words(query), to_wire(now), deep, branch, limit, faults or Faults()
+        tenant_id, project, query_words(query), to_wire(now), deep, branch, limit, policy or RetrievalPolicy()
     )
     # A retrieval writes (the counters): one writer per project at a time, as for runs, so concurrent
     # retrievals queue instead of deadlocking (PostgreSQL) or failing on a busy database (SQLite).
@@ -232,9 +238,7 @@ def retrieve(
         advisory_lock(conn, "retention", tenant_id, project)
         ranked = _rank(request, _matches(conn, request))
         node_ids = [memory_id for memory_id, _, status in ranked if status == Status.COMPACTED]
-        sources = _sources(conn, request, node_ids) if deep else {}
-        if "retention-retrieval-no-evidence" in request.faults:
-            sources = {}
+        sources = request.policy.evidence(_sources(conn, request, node_ids)) if deep else {}
         returned = {memory_id for memory_id, _, _ in ranked}
         returned.update(source for ids in sources.values() for source in ids)
         rows = _touch(conn, request, returned) if returned else {}

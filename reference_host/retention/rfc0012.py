@@ -3,7 +3,7 @@
 Two obligations of RFC 0012 carry over to a compacted lifecycle node:
 
 - §D, SR-1 carry-forward: the node's title and summary are *derived* content, so they go through the
-  same harness as an RFC 0012 output (`reference_host.harness`: the tenant's registered BYOK secrets,
+  same SR-1 engine as an RFC 0012 output (`reference_host.sr1`: the tenant's registered BYOK secrets,
   the secret shapes, form-leak re-canonicalisation, and the boundary scan across the group's sources).
   It runs while planning, so a dry run's report describes exactly the node a real run writes. Sources
   stay verbatim: they are the preserved evidence.
@@ -16,15 +16,14 @@ Two obligations of RFC 0012 carry over to a compacted lifecycle node:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
-from reference_host.faults import Faults
-from reference_host.harness import SEPARATOR, Harness
 from reference_host.redaction import Redactor, redact_joined
-from reference_host.store import MemoryStore, append_event
+from reference_host.sr1 import SEPARATOR, Scrubber, SecretSource
+from reference_host.store import append_event
 from reference_host.tables import byok_secrets
 
 EVENT_TYPE = "memory.compacted"
@@ -39,11 +38,10 @@ def memory_ref(project: str) -> str:
     return MEMORY_REF_PREFIX + project
 
 
-class _RunSecrets(MemoryStore):
-    """The store's BYOK registry, read inside the retention run's own transaction."""
+class RunSecrets:
+    """The tenant's BYOK registry, read inside the retention run's own transaction (a `SecretSource`)."""
 
     def __init__(self, conn: sa.Connection) -> None:
-        super().__init__(conn.engine)
         self._conn = conn
 
     def secrets_for(self, tenant: str) -> dict[str, str]:
@@ -56,17 +54,17 @@ class _RunSecrets(MemoryStore):
 class NodeHarness:
     """SR-1 for the compacted nodes of one run (one tenant); the redactor is built on first use."""
 
-    def __init__(self, conn: sa.Connection, tenant_id: str, faults: Faults) -> None:
-        self._harness = Harness(_RunSecrets(conn), faults)
+    def __init__(
+        self, secrets: SecretSource, tenant_id: str, scrubber: Callable[[SecretSource], Scrubber] = Scrubber
+    ) -> None:
+        self._scrubber = scrubber(secrets)
         self._tenant = tenant_id
-        self._redact = "retention-compaction-no-redaction" not in faults  # self-validation only
         self._redactor: Redactor | None = None
 
-    def _joined(self, parts: Sequence[str], separator: str) -> str:
-        if not self._redact:
-            return separator.join(parts)
+    def joined(self, parts: Sequence[str], separator: str) -> str:
+        """`parts` joined by `separator`, redacted as one derived text."""
         if self._redactor is None:
-            self._redactor = self._harness.redactor(self._tenant)
+            self._redactor = self._scrubber.redactor(self._tenant)
         return redact_joined(parts, self._redactor, separator)
 
     def title(self, prefix: str, titles: Sequence[str], limit: int) -> str:
@@ -76,11 +74,11 @@ class NodeHarness:
         splits is dropped whole.
         """
         parts = [prefix + titles[0], *titles[1:]] if titles else [prefix]
-        return _cap(self._joined(parts, TITLE_SEPARATOR), limit)
+        return _cap(self.joined(parts, TITLE_SEPARATOR), limit)
 
     def summary(self, summaries: Sequence[str]) -> str:
         """The source summaries joined by newlines, as RFC 0012 compaction joins its sources."""
-        return self._joined(summaries, SEPARATOR)
+        return self.joined(summaries, SEPARATOR)
 
 
 def _cap(text: str, limit: int) -> str:

@@ -41,28 +41,10 @@ def plant(
     project: str,
     items: Sequence[dict[str, Any]],
     links: Sequence[dict[str, Any]] = (),
-    partial: bool = False,
 ) -> list[str]:
-    """Insert wire-shaped memories (already validated) and relations in one transaction.
-
-    `partial` is the `retention-seed-partial` fault mode: each row commits on its own, so a duplicate
-    late in the batch leaves the earlier rows written.
-    """
-    rows = []
-    for item in items:
-        row = {_COLUMN_OF[key]: value for key, value in item.items()}
-        row["branch_promotion_eligible"] = int(bool(row.get("branch_promotion_eligible")))
-        row["under_review"] = int(bool(row.get("under_review")))
-        rows.append({**row, "tenant_id": tenant_id, "project": project})
+    """Insert wire-shaped memories (already validated) and relations in one transaction."""
+    rows = rows_of(tenant_id, project, items)
     ids = [row["id"] for row in rows]
-    if partial:
-        for row in rows:
-            try:
-                with write_transaction(engine) as conn:
-                    conn.execute(memories.insert(), [row])
-            except sa.exc.IntegrityError:
-                raise DuplicateMemory(row["id"]) from None
-        return ids
     try:
         with write_transaction(engine) as conn:
             advisory_lock(conn, "lifecycle-ids", tenant_id)
@@ -81,6 +63,17 @@ def plant(
             raise
         raise DuplicateMemory(taken) from None
     return ids
+
+
+def rows_of(tenant_id: str, project: str, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Wire-shaped memories as `lifecycle_memories` rows of (tenant, project)."""
+    rows = []
+    for item in items:
+        row = {_COLUMN_OF[key]: value for key, value in item.items()}
+        row["branch_promotion_eligible"] = int(bool(row.get("branch_promotion_eligible")))
+        row["under_review"] = int(bool(row.get("under_review")))
+        rows.append({**row, "tenant_id": tenant_id, "project": project})
+    return rows
 
 
 def _taken(conn: sa.Connection, tenant_id: str, ids: Sequence[str]) -> str | None:
@@ -106,12 +99,9 @@ def _relation(tenant_id: str, project: str, link: dict[str, Any]) -> dict[str, A
     }
 
 
-def listing(engine: sa.Engine, *, tenant_id: str | None, project: str) -> dict[str, list[dict[str, Any]]]:
-    """Every memory of the project in any status and every relation, as the wire listing.
-
-    `tenant_id=None` is the `retention-tenant-leak` fault mode: every tenant's memories of the project.
-    """
-    scope = memories.c.project == project if tenant_id is None else _scope(tenant_id, project)
+def listing(engine: sa.Engine, *, tenant_id: str, project: str) -> dict[str, list[dict[str, Any]]]:
+    """Every memory of the project in any status and every relation, as the wire listing."""
+    scope = _scope(tenant_id, project)
     with engine.connect() as conn:
         rows = [dict(r._mapping) for r in conn.execute(sa.select(memories).where(scope))]
         links = conn.execute(

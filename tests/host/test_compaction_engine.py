@@ -6,7 +6,7 @@ import pytest
 
 from reference_host.compaction import CompactionLimits, Compactor, NothingToCompact, truncate_utf8
 from reference_host.database import create_engine, upgrade
-from reference_host.faults import Faults
+from reference_host.sr1 import Scrubber
 from reference_host.store import MemoryStore, NewEntry
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -35,14 +35,14 @@ def plant(store, ref, n, tenant="t1", start=NOW - timedelta(days=10)):
 
 def test_oldest_first_capped_at_max_input_entries(store):
     ids = plant(store, "r", 7)
-    result = Compactor(store, CompactionLimits(5, 65536), Faults()).compact("t1", "r", NOW)
+    result = Compactor(store, CompactionLimits(5, 65536), Scrubber(store)).compact("t1", "r", NOW)
     assert result.payload["sourceIds"] == ids[:5]
     assert result.output_content == "\n".join(f"note {i}" for i in range(5))
 
 
 def test_sources_kept_linked_and_not_recompacted(store):
     ids = plant(store, "r", 3)
-    compactor = Compactor(store, CompactionLimits(1000, 65536), Faults())
+    compactor = Compactor(store, CompactionLimits(1000, 65536), Scrubber(store))
     result = compactor.compact("t1", "r", NOW)
     output_id = result.payload["outputId"]
     assert store.lineage_sources("t1", "r", output_id) == ids
@@ -58,7 +58,7 @@ def test_other_tenants_and_refs_are_out_of_scope(store):
     plant(store, "r", 2, tenant="t1")
     plant(store, "r", 2, tenant="t2")
     plant(store, "other", 2, tenant="t1")
-    result = Compactor(store, CompactionLimits(1000, 65536), Faults()).compact("t1", "r", NOW)
+    result = Compactor(store, CompactionLimits(1000, 65536), Scrubber(store)).compact("t1", "r", NOW)
     assert result.payload["sourceCount"] == 2
     assert [e["payload"]["outputId"] for e in store.list_events("t1")] == [result.payload["outputId"]]
     assert store.list_events("t2") == []
@@ -67,7 +67,7 @@ def test_other_tenants_and_refs_are_out_of_scope(store):
 def test_source_ids_omitted_only_above_100(store):
     plant(store, "hundred", 100)
     plant(store, "hundred-one", 101)
-    compactor = Compactor(store, CompactionLimits(1000, 65536), Faults())
+    compactor = Compactor(store, CompactionLimits(1000, 65536), Scrubber(store))
     assert len(compactor.compact("t1", "hundred", NOW).payload["sourceIds"]) == 100
     above = compactor.compact("t1", "hundred-one", NOW).payload
     assert "sourceIds" not in above and above["sourceCount"] == 101
@@ -117,7 +117,7 @@ def test_truncate_utf8_keeps_complete_markers_and_cuts_on_code_points():
 
 def test_failed_write_leaves_nothing_behind(store, monkeypatch):
     plant(store, "r", 3)
-    compactor = Compactor(store, CompactionLimits(1000, 65536), Faults())
+    compactor = Compactor(store, CompactionLimits(1000, 65536), Scrubber(store))
 
     def explode(*_args, **_kwargs):
         raise RuntimeError("disk full")
@@ -140,7 +140,7 @@ def test_windowed_derivation_equals_full_derivation_when_capped(store):
     ]
     store.plant("t1", "big", [NewEntry(f"b{i:05d}", c) for i, c in enumerate(contents)], NOW)
     cap = 4096
-    result = Compactor(store, CompactionLimits(10_000, cap), Faults()).compact("t1", "big", NOW)
+    result = Compactor(store, CompactionLimits(10_000, cap), Scrubber(store)).compact("t1", "big", NOW)
     assert result.output_content == truncate_utf8(redact_joined(contents, Redactor({}), "\n"), cap)
     assert result.payload["sourceCount"] == 3000 and secret not in result.output_content
 
@@ -157,6 +157,30 @@ def test_window_widens_when_redaction_shrinks_the_text(store):
     from reference_host.redaction import Redactor, redact_joined
 
     cap = 1024
-    result = Compactor(store, CompactionLimits(10_000, cap), Faults()).compact("t1", "pem", NOW)
+    result = Compactor(store, CompactionLimits(10_000, cap), Scrubber(store)).compact("t1", "pem", NOW)
     assert result.output_content == truncate_utf8(redact_joined(contents, Redactor({}), "\n"), cap)
     assert "BEGIN PRIVATE KEY" not in result.output_content
+
+
+def test_reregistering_a_secret_replaces_its_value_in_place(store):
+    store.register_secret("t1", "vault", "first-value-123", NOW)
+    store.register_secret("t1", "vault", "second-value-456", NOW + timedelta(minutes=1))
+    store.register_secret("t2", "vault", "other-tenant-789", NOW)
+    assert store.secrets_for("t1") == {"vault": "second-value-456"}
+    assert store.secrets_for("t2") == {"vault": "other-tenant-789"}
+
+
+def test_build_compactor_takes_its_policies_from_the_parts(store):
+    from reference_host.compaction import build_compactor
+    from reference_host.compaction_policy import ProvenanceTags
+    from reference_host.config import HostConfig
+    from reference_host.parts import HostParts
+
+    class Fixed(ProvenanceTags):
+        def tags(self, run_id, source_tags):
+            return ("fixed",)
+
+    plant(store, "r", 2)
+    config = HostConfig(api_keys={}, database_url="sqlite://")
+    compactor = build_compactor(store, config, HostParts(compaction_tags=Fixed))
+    assert compactor.compact("t1", "r", NOW).output_tags == ("fixed",)

@@ -13,7 +13,9 @@ import rfc8785
 import sqlalchemy as sa
 
 from conformance.schemas import validate
+from mutants.host import assemble
 from reference_host.archives import ArchiveStore
+from reference_host.config import HostConfig
 from reference_host.database import create_engine, upgrade
 from reference_host.distillation import (
     CANARY,
@@ -25,7 +27,6 @@ from reference_host.distillation import (
     NothingToDistill,
     TokenBudgetExceeded,
 )
-from reference_host.faults import Faults
 from reference_host.redaction import Redactor, redact_parts
 from reference_host.store import MemoryStore, NewEntry
 from reference_host.tables import distillation_archives, events, memory_entries, workspace_files
@@ -53,9 +54,9 @@ def engine(database_url):
 
 @pytest.fixture
 def make(engine):
-    """Factory: a Distiller over the test database, with fault modes and limits."""
+    """Factory: a Distiller over the test database, with mutants (by name) and limits."""
 
-    def build(*faults: str, **limits: object) -> Distiller:
+    def build(*mutants: str, **limits: object) -> Distiller:
         store = MemoryStore(engine)
         settings: dict[str, object] = {
             "max_token_budget": 8000,
@@ -64,12 +65,13 @@ def make(engine):
             "archive_retention": timedelta(days=30),
         }
         settings.update(limits)
-        return Distiller(
+        parts = assemble(mutants, HostConfig(api_keys={}, database_url="sqlite://")).parts
+        return Distiller.from_parts(
             store,
             WorkspaceStore(engine, 1024 * 1024),
             ArchiveStore(engine),
             DistillationLimits(**settings),  # type: ignore[arg-type]
-            Faults(frozenset(faults)),
+            parts,
         )
 
     return build
@@ -458,7 +460,7 @@ def test_sr1_secrets_canary_and_split_secret_never_written(make):
     assert result.archive["sources"][-1] == "distillation canary: [REDACTED:openai-key]"
 
 
-def test_sr1_faults_weaken_only_their_part(make):
+def test_sr1_mutants_weaken_only_their_part(make):
     sources = [f"The deploy used {AWS_KEY} yesterday.", f"head {SPLIT_KEY[:20]}", f"{SPLIT_KEY[20:]} tail"]
     raw = make("distill-no-redaction").distill("t1", DistillRequest("r", sources=sources), NOW)
     assert AWS_KEY in raw.output_content
@@ -488,10 +490,10 @@ def test_redact_parts_falls_back_to_one_part_when_a_form_leak_spans_parts():
     assert "[BYOK:" not in joined and Redactor({}).redact(joined) == joined
 
 
-# -- report faults -----------------------------------------------------------------------------------
+# -- report mutants -----------------------------------------------------------------------------------
 
 
-def test_report_faults(make):
+def test_report_mutants(make):
     need = real_tokens(PROSE, "\n".join(PROSE))
     assert (
         make("tokens-dishonest")
@@ -514,7 +516,7 @@ def test_report_faults(make):
     assert lax.payload["distillation"]["tokensUsed"] == need
 
 
-def test_budget_not_atomic_fault_commits_then_fails(engine, make):
+def test_budget_not_atomic_mutant_commits_then_fails(engine, make):
     distiller = make("budget-not-atomic")
     with pytest.raises(TokenBudgetExceeded):
         distiller.distill("t1", DistillRequest("r", token_budget=1, sources=PROSE, index_emitted=True), NOW)

@@ -138,7 +138,7 @@ def test_unknown_routes_need_a_key_too(host):
         assert_envelope(c.get("/v1/nope"), 404, "not_found")
 
 
-def test_fault_modes_that_bypass_auth_still_do(start_host):
+def test_mutants_that_bypass_auth_still_do(start_host):
     seams = start_host("seams-unauthenticated")
     with httpx.Client(base_url=seams.url, timeout=30) as c:
         body = {"memoryRef": "r", "entries": [{"id": "a", "content": "x"}]}
@@ -285,6 +285,22 @@ def test_oversize_or_malformed_heads_get_the_envelope(start_host):
         sock.close()
         assert raw, label
         assert_raw_envelope(raw, statuses)
+
+
+def test_every_refusal_uses_the_one_envelope_part_even_below_asgi(start_host):
+    """`HostParts.envelope` reaches the h11 protocol's own 400, the edge's 401 and the routes' 404."""
+    host = start_host("nested-error-envelope")
+    sock = connect(host)
+    sock.sendall(HOSTILE_HEADS["bad length"][0])
+    status, _, body = answer(read_all(sock))
+    sock.close()
+    assert status == 400 and body == {
+        "error": {"code": "validation_error", "message": body["error"]["message"]}
+    }
+    with httpx.Client(base_url=host.url, timeout=30) as c:
+        assert c.get("/v1/nope").json()["error"]["code"] == "unauthenticated"
+    with client(host) as c:
+        assert c.get("/v1/nope").json() == {"error": {"code": "not_found", "message": "No such route."}}
 
 
 def test_a_head_split_across_reads_is_bounded_while_incomplete(start_host):

@@ -200,19 +200,32 @@ def test_seams_are_off_by_default(start_host):
         assert c.get("/v1/memory/r").status_code == 200
 
 
-# -- the fault modes of issue 8 do what their names say (so the scenarios' verdicts on them mean it) ----
+# -- the wire mutants (mutants/wire/) do what their names say (so the scenarios' verdicts on them mean it)
 
 
-def test_fault_no_read_route_no_event_log_unmounts_both(start_host):
+def test_mutant_no_read_route_no_event_log_unmounts_both(start_host):
     host = start_host("no-read-route-no-event-log")
     with client(host) as c:
         assert seed(c, "r", {"id": "a", "content": "x"}).status_code == 201
-        assert c.get("/v1/memory/r").status_code in (404, 405)
-        assert c.get("/v1/memory/r/a").status_code in (404, 405)
-        assert c.get("/v1/host/events").status_code == 404
+        assert_envelope(c.get("/v1/memory/r"), 404, "not_found")
+        unmounted = c.get("/v1/memory/r/a")  # the put path is still served there
+        assert_envelope(unmounted, 405, "method_not_allowed")
+        assert unmounted.headers["allow"] == "PUT"
+        assert_envelope(c.get("/v1/host/events"), 404, "not_found")
+        assert c.put("/v1/memory/r/b", json={"content": "y"}).status_code == 201
 
 
-def test_fault_seed_drops_expires_at(start_host):
+def test_mutant_seams_missing_unmounts_only_the_compaction_seams(start_host):
+    host = start_host("seams-missing")
+    with client(host) as c:
+        for path in ("/v1/test/memory/seed", "/v1/test/memory/compact", "/v1/test/secrets"):
+            assert_envelope(c.post(path, json={}), 404, "not_found")
+        assert c.get("/v1/memory/r").status_code == 200
+    with client(host, "") as anonymous:  # authentication still comes first
+        assert_envelope(anonymous.post("/v1/test/memory/seed", json={}), 401, "unauthenticated")
+
+
+def test_mutant_seed_drops_expires_at(start_host):
     host = start_host("seed-drops-expires-at")
     past = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
     with client(host) as c:
@@ -221,7 +234,7 @@ def test_fault_seed_drops_expires_at(start_host):
         assert entry["id"] == "old" and "expiresAt" not in entry
 
 
-def test_fault_coerce_loose_inputs_repairs_values_before_the_strict_routes(start_host):
+def test_mutant_coerce_loose_inputs_repairs_values_before_the_strict_routes(start_host):
     host = start_host("coerce-loose-inputs")
     with client(host) as c:
         reply = seed(c, "r", {"id": "seven", "content": 7}, {"id": "none"})
@@ -242,7 +255,7 @@ def test_fault_coerce_loose_inputs_repairs_values_before_the_strict_routes(start
         assert_envelope(raw, 400, "validation_error")
 
 
-def test_fault_distill_unauthenticated_opens_only_the_distill_seam(start_host):
+def test_mutant_distill_unauthenticated_opens_only_the_distill_seam(start_host):
     host = start_host("distill-unauthenticated")
     with client(host, "") as anonymous:
         reply = anonymous.post(
@@ -254,6 +267,6 @@ def test_fault_distill_unauthenticated_opens_only_the_distill_seam(start_host):
         assert_envelope(wrong.post("/v1/host/sample/memory/distill", json={"memoryRef": "d"}), 401)
 
 
-def test_fault_no_memory_family(start_host):
+def test_mutant_no_memory_family(start_host):
     doc = httpx.get(start_host("no-memory-family").url + "/.well-known/openwop").json()
     assert "memory" not in doc and "memory" not in doc.get("capabilities", {})

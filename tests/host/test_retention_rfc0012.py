@@ -7,8 +7,9 @@ import sqlalchemy as sa
 from retention_support import DAY, NOW, lifecycle_fixtures, put, row, run
 
 from conformance import schemas
+from mutants.host import assemble
 from reference_host.clock import to_wire
-from reference_host.faults import Faults
+from reference_host.config import HostConfig
 from reference_host.retention import engine as retention_engine
 from reference_host.retention import rfc0012
 from reference_host.store import MemoryStore
@@ -170,19 +171,21 @@ def test_another_tenants_registry_is_not_used(db, tenant):
 )  # "[REDACTED:aws-access-k"; the marker ends exactly at the cap
 def test_title_cap_drops_a_marker_it_would_split(db, padding, kept):
     with db.connect() as conn:
-        harness = rfc0012.NodeHarness(conn, "t", Faults())
+        harness = rfc0012.NodeHarness(rfc0012.RunSecrets(conn), "t")
         title = harness.title("", ["a" * padding + f" {AWS_KEY}", "tail"], 512)
     assert title == "a" * padding + " " + kept and len(title) <= 512
 
 
 @pytest.mark.parametrize(
-    ("fault", "events_logged", "redacted"),
+    ("name", "events_logged", "redacted"),
     [("retention-compaction-no-event", 0, True), ("retention-compaction-no-redaction", 1, False)],
 )
-def test_fault_modes(db, tenant, fault, events_logged, redacted):
+def test_mutants(db, tenant, name, events_logged, redacted):
     secret_group(db, tenant)
+    config = HostConfig(api_keys={}, database_url="sqlite://")
+    policies = assemble([name], config).parts.retention_policies()
     report = retention_engine.run_retention(
-        db, tenant_id=tenant, project="p", now=NOW, dry_run=False, faults=Faults(frozenset({fault}))
+        db, tenant_id=tenant, project="p", now=NOW, dry_run=False, policies=policies
     )
     assert len(events(db, tenant)) == events_logged
     assert (AWS_KEY not in row(db, nodes(report)[0])["summary"]) is redacted

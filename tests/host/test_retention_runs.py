@@ -182,8 +182,8 @@ def test_a_row_changed_underneath_rolls_the_whole_run_back(db, monkeypatch, vict
     plant_mixed(db)
     original = engine._load
 
-    def load_then_interfere(conn, tenant_id, project, faults=None):
-        loaded = original(conn, tenant_id, project, faults)
+    def load_then_interfere(conn, tenant_id, project, *policy):
+        loaded = original(conn, tenant_id, project, *policy)
         conn.execute(
             lifecycle_memories.update().where(lifecycle_memories.c.id == victim).values(status="needs_review")
         )

@@ -128,7 +128,7 @@ def test_no_scheduler_without_cron(start_host):
 
 def test_cli_passes_cron_and_budget(monkeypatch, tmp_path):
     captured = {}
-    monkeypatch.setattr("reference_host.server.serve_forever", lambda config, h, p: captured.update(c=config))
+    monkeypatch.setattr("reference_host.server.serve_forever", lambda config, *_: captured.update(c=config))
     runner = CliRunner()
     base = ["serve", "--api-key", "k=t", "--database-url", f"sqlite:///{tmp_path / 'h.db'}"]
     ok = runner.invoke(cli.app, [*base, "--distill-cron", "0 3 * * *", "--distill-budget", "500"])

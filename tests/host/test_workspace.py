@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 
 from conformance.schemas import validate
 from reference_host.database import create_engine, upgrade
@@ -73,9 +74,20 @@ def test_limits_and_paths(stores):
         assert not valid_path(bad), bad
 
 
-def test_fault_flags_keep_version_and_skip_event(stores):
+def test_a_write_never_replaces_a_version(stores):
+    workspace, _ = stores
+    workspace.write("t1", "a.md", "x", NOW)
+    with pytest.raises(sa.exc.IntegrityError), workspace.engine.begin() as conn:
+        workspace.save(conn, "t1", "default", workspace.get("t1", "a.md"))
+    assert workspace.get("t1", "a.md").content == "x"
+
+
+def test_the_in_place_silent_mutant_rewrites_a_version_without_an_event(stores):
+    from mutants.distillation.index import InPlaceSilentWorkspace
+
     workspace, store = stores
-    workspace.write("t1", "a.md", "x", NOW, emit_event=False)
-    again = workspace.write("t1", "a.md", "y", NOW, keep_version=True, emit_event=False)
+    in_place = InPlaceSilentWorkspace(workspace.engine, workspace.max_file_bytes)
+    in_place.write("t1", "a.md", "x", NOW)
+    again = in_place.write("t1", "a.md", "y", NOW)
     assert again.version == 1 and workspace.get("t1", "a.md").content == "y"
     assert store.list_events("t1") == []

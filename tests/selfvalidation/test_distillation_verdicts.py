@@ -1,7 +1,7 @@
 """The distillation profile's verdicts, requirement by requirement, on hosts built to test them.
 
-* the unfaulted reference host: every row PASS, each evidence surface observed;
-* each fault mode added for issue 8 changes exactly the requirements listed here, nothing else;
+* the clean reference host: every row PASS, each evidence surface observed;
+* each mutant added for issue 8 changes exactly the requirements listed here, nothing else;
 * tolerance: hosts whose choices the spec leaves open must PASS — an `indexFile` echo that is a
   manifest whose own `version` is always 1, a flat MEMORY-INDEX.json describing only the latest run
   (OpenWOP's in-memory host's layout). These wrap the reference host in ASGI middleware that rewrites
@@ -22,9 +22,9 @@ import uvicorn
 from conftest import HostHandle
 
 from conformance.paths import scenarios_dir
+from mutants.host import assemble
 from reference_host.app import create_app
 from reference_host.config import HostConfig
-from reference_host.faults import Faults
 from reference_host.server import RunningHost
 
 DISTILL = "/v1/host/sample/memory/distill"
@@ -48,7 +48,7 @@ def test_reference_host_passes_the_profile_on_every_evidence_surface(start_host,
         assert set(row["surfaces"]) <= set(row["surfacesObserved"]), (row["id"], row["surfacesObserved"])
 
 
-# Each fault: every distillation requirement PASS but these (the outcome each must get).
+# Each mutant: every distillation requirement PASS but these (the outcome each must get).
 ONLY = {
     "no-archive-route": {
         rid: "BLOCKED"
@@ -73,11 +73,11 @@ ONLY = {
 }
 
 
-@pytest.mark.parametrize("fault", sorted(ONLY))
-def test_fault_changes_only_its_requirements(fault, start_host, run_suite):
-    run = run_suite(_profile(), host=start_host(fault))
-    assert _not_passing(run) == ONLY[fault], run.output[-3000:]
-    assert run.exit_code == (1 if "FAIL" in ONLY[fault].values() else 0), run.output[-3000:]
+@pytest.mark.parametrize("name", sorted(ONLY))
+def test_mutant_changes_only_its_requirements(name, start_host, run_suite):
+    run = run_suite(_profile(), host=start_host(name))
+    assert _not_passing(run) == ONLY[name], run.output[-3000:]
+    assert run.exit_code == (1 if "FAIL" in ONLY[name].values() else 0), run.output[-3000:]
 
 
 def test_no_archive_route_and_an_ignored_canary_block_the_archive_rows(start_host, run_suite):
@@ -136,18 +136,18 @@ def start_wrapped(tmp_path):
     """Factory: a reference host behind RewriteJson, as a HostHandle run_suite accepts."""
     running: list[RunningHost] = []
 
-    def start(rewrite: Rewrite, *faults: str) -> HostHandle:
+    def start(rewrite: Rewrite, *mutants: str) -> HostHandle:
         token_a, token_b = "tenant-a-key-for-wrapped-host", "tenant-b-key-for-wrapped-host"
         config = HostConfig(
             api_keys={token_a: "tenant-a", token_b: "tenant-b"},
             database_url=f"sqlite:///{tmp_path / f'wrapped-{len(running)}.db'}",
             test_seams=True,
-            faults=Faults(frozenset(faults)),
         )
+        built = assemble(mutants, config)
         sock = socket.socket()
         sock.bind(("127.0.0.1", 0))
         sock.listen(128)
-        app = RewriteJson(create_app(config), rewrite)
+        app = RewriteJson(create_app(built.config, built.parts), rewrite)
         server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off"))
         thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
         thread.start()

@@ -1,7 +1,0 @@
-"""Mutants of the wire area (see mutants/README.md for how one is written)."""
-
-from __future__ import annotations
-
-from mutants.model import Mutant
-
-MUTANTS: tuple[Mutant, ...] = ()

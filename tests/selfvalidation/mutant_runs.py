@@ -1,0 +1,316 @@
+"""Running the bundled scenarios in this process against hosts started in threads.
+
+Why in-process: a cold `python -m pytest` per mutant spends most of its time importing the suite and
+the host again. Here one process (each xdist worker) imports them once and calls `pytest.main` per
+run; each run is an independent pytest session with its own config, plugins and result bundle.
+
+What a nested session would otherwise share with this one, and how it is kept apart:
+- `conformance.plugin` is loaded by the outer session too (pytest11); its state lives in each
+  config's stash, so a second session gets its own. `--host-url` is always given, so its embedded
+  host never boots, and the credential preflight runs as it would for a user.
+- Scenario modules stay cached in `sys.modules` between runs. That is safe: they hold no state a run
+  changes (drivers keep what they observe in module-scoped fixtures, which die with the session; the
+  one Hypothesis test has a fixed seed and no example database), and re-importing ~40 modules per
+  run would cost more than the host does.
+- Process-wide state a session touches is saved and restored around each run: the environment
+  (pytest sets and removes PYTEST_CURRENT_TEST; OPENWOP_* variables would change the options),
+  the suite's registry of known secrets (each host's random keys), and Hypothesis's storage folder,
+  which the plugin points at a temporary folder it deletes at the end of the session.
+- Output goes to a buffer: sys.stdout/sys.stderr are redirected for this thread only, and the nested
+  session captures nothing (`--capture=no`: its capture would take every thread's writes, and the
+  scenarios print nothing of their own). What the host's threads print or log (e.g. logging's
+  last-resort handler) stays out of it, so it holds what a user's terminal would.
+- Hypothesis: the one property-based scenario fixes every setting it relies on (seed, no example
+  database, no deadline) and no test here loads a profile, so nothing leaks between runs.
+- Plugins that would attribute the host's background threads to a scenario are off: `logging`
+  (captures every thread's records), `threadexception` and `unraisableexception`; so is
+  `cacheprovider` (nothing is written into the checkout) and `xdist` (a run is one process; under
+  an xdist worker the nested session must not take itself for one).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import secrets
+import sys
+import tempfile
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.outcomes import Outcome, fails_run, worst
+from conformance.paths import scenarios_dir
+from mutants.host import start as start_mutants
+from reference_host.config import HostConfig
+from reference_host.server import RunningHost
+
+INNER_OPTIONS = (
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:xdist",
+    "-p",
+    "no:logging",
+    "-p",
+    "no:threadexception",
+    "-p",
+    "no:unraisableexception",
+    "--capture=no",
+    "-W",
+    "ignore::pytest.PytestAssertRewriteWarning",
+    "-q",
+)
+
+
+@dataclass(frozen=True)
+class Graded:
+    """One requirement as a run graded it: the bundle row's outcome and assertion count."""
+
+    outcome: str
+    assertions: int
+
+    def __str__(self) -> str:
+        return f"{self.outcome}({self.assertions})"
+
+
+@dataclass
+class Run:
+    """One in-process suite run: exit code, terminal output, the bundle it wrote and, per test, the
+    requirements it graded with their assertion counts (what the bundle only gives summed)."""
+
+    exit_code: int
+    output: str
+    bundle: dict | None
+    per_test: dict[str, dict[str, Graded]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        return f"Run(exit_code={self.exit_code}, {len(self.graded())} requirements graded)"
+
+    def graded(self) -> dict[str, Graded]:
+        rows = (self.bundle or {}).get("requirements", [])
+        return {row["id"]: Graded(row["outcome"], int(row["assertions"])) for row in rows}
+
+    def outcomes(self) -> dict[str, str]:
+        return {rid: g.outcome for rid, g in self.graded().items()}
+
+
+class _TestPayloads:
+    """A plugin for one run: records the per-requirement payload the suite attaches to each test."""
+
+    def __init__(self) -> None:
+        self.per_test: dict[str, dict[str, Graded]] = {}
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        raw = dict(report.user_properties or ()).get("openwop")
+        if raw is None:
+            return
+        rows = json.loads(raw)["requirements"]
+        self.per_test[report.nodeid] = {r["id"]: Graded(r["outcome"], int(r["assertions"])) for r in rows}
+
+
+class _Collected:
+    """A plugin for a --collect-only run: each test's node id and the requirement ids it grades."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        for item in items:
+            ids = [rid for mark in item.iter_markers("requirement") for rid in mark.args]
+            self.items[item.nodeid] = (str(item.path), tuple(dict.fromkeys(ids)))
+
+
+class _ThisThread(io.TextIOBase):
+    """A stream that sends what the calling thread writes to `mine` and what other threads write
+    (a host's request handlers, logging's last-resort handler) to `theirs`, as if the host were in
+    another process."""
+
+    def __init__(self, mine: io.StringIO, theirs: Any) -> None:
+        self._mine, self._theirs, self._owner = mine, theirs, threading.get_ident()
+
+    def write(self, text: str) -> int:
+        target = self._mine if threading.get_ident() == self._owner else self._theirs
+        return target.write(text)
+
+    def flush(self) -> None:
+        if threading.get_ident() != self._owner:
+            self._theirs.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+
+@contextlib.contextmanager
+def _isolated() -> Iterator[io.StringIO]:
+    """Save and restore what a nested pytest session changes process-wide; yield its output buffer."""
+    import hypothesis.configuration as hypothesis_configuration
+
+    from conformance import secrecy
+
+    environ = dict(os.environ)
+    known = set(secrecy._KNOWN)
+    home_key = "__hypothesis_home_directory"
+    home = getattr(hypothesis_configuration, home_key)
+    buffer = io.StringIO()
+    for name in [k for k in os.environ if k.startswith("OPENWOP_")]:
+        del os.environ[name]
+    try:
+        with (
+            contextlib.redirect_stdout(_ThisThread(buffer, sys.stdout)),
+            contextlib.redirect_stderr(_ThisThread(buffer, sys.stderr)),
+        ):
+            yield buffer
+    finally:
+        os.environ.clear()
+        os.environ.update(environ)
+        secrecy._KNOWN.clear()
+        secrecy._KNOWN.update(known)
+        setattr(hypothesis_configuration, home_key, home)
+
+
+def run_pytest(args: Iterable[str], plugins: Iterable[object] = ()) -> tuple[int, str]:
+    """`pytest.main` in this process, isolated; (exit code, output)."""
+    with _isolated() as buffer:
+        code = pytest.main([*INNER_OPTIONS, *args], plugins=list(plugins))
+    return int(code), buffer.getvalue()
+
+
+@dataclass(frozen=True)
+class Scenarios:
+    """The bundled scenarios as collected: which tests grade which requirement, by marker."""
+
+    tests: Mapping[str, tuple[str, tuple[str, ...]]]  # node id -> (module path, requirement ids)
+
+    @classmethod
+    def collect(cls) -> Scenarios:
+        collected = _Collected()
+        code, output = run_pytest(["--collect-only", str(scenarios_dir())], [collected])
+        if code != 0 or not collected.items:
+            raise RuntimeError(f"collecting the scenarios failed (exit {code}):\n{output[-3000:]}")
+        return cls(dict(collected.items))
+
+    def requirements(self) -> set[str]:
+        return {rid for _, ids in self.tests.values() for rid in ids}
+
+    def modules_for(self, requirement_ids: Iterable[str]) -> list[str]:
+        """The scenario modules holding a test that grades any of the requirements."""
+        wanted = set(requirement_ids)
+        return sorted({path for path, ids in self.tests.values() if wanted & set(ids)})
+
+    def all_modules(self) -> list[str]:
+        return sorted({path for path, _ in self.tests.values()})
+
+
+@dataclass
+class Host:
+    url: str
+    token_a: str
+    token_b: str
+    running: RunningHost
+
+    def stop(self) -> None:
+        self.running.stop()
+
+
+def start_host(names: Iterable[str], workdir: Path) -> Host:
+    """A reference host in a thread with the named mutants, on a fresh SQLite file under workdir."""
+    token_a, token_b = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+    database = Path(tempfile.mkdtemp(dir=workdir, prefix="host-")) / "host.db"
+    config = HostConfig(
+        api_keys={token_a: "tenant-a", token_b: "tenant-b"},
+        database_url=f"sqlite:///{database}",
+        test_seams=True,
+    )
+    running = start_mutants(list(names), config)
+    return Host(running.url, token_a, token_b, running)
+
+
+def run_suite(modules: Iterable[str], host: Host, workdir: Path, *extra: str) -> Run:
+    """Run scenario modules against a host in this process; the bundle is written and read back."""
+    report = Path(tempfile.mkdtemp(dir=workdir, prefix="run-")) / "bundle.json"
+    payloads = _TestPayloads()
+    args = [
+        f"--report={report}",
+        f"--host-url={host.url}",
+        f"--host-token={host.token_a}",
+        f"--tenant-b-token={host.token_b}",
+        *extra,
+        *modules,
+    ]
+    code, output = run_pytest(args, [payloads])
+    bundle = json.loads(report.read_text(encoding="utf-8")) if report.exists() else None
+    return Run(code, output, bundle, payloads.per_test)
+
+
+def expected_exit(outcomes: Iterable[str], require_behavior: bool = False) -> int:
+    """The exit code a run whose non-PASS outcomes are these must end with."""
+    return int(any(fails_run(Outcome(o), require_behavior=require_behavior) for o in outcomes))
+
+
+# -- comparing a run with the clean host -------------------------------------------------------------
+
+
+def clean_rows(baseline: Run, scenarios: Scenarios, modules: Iterable[str]) -> dict[str, Graded]:
+    """What the clean host gives each requirement when only these modules run: its tests' outcomes
+    (worst first, as the bundle aggregates them) and their assertion counts summed."""
+    chosen = set(modules)
+    found: dict[str, list[Graded]] = {}
+    for nodeid, graded in baseline.per_test.items():
+        if scenarios.tests[nodeid][0] in chosen:
+            for rid, one in graded.items():
+                found.setdefault(rid, []).append(one)
+    return {
+        rid: Graded(str(worst(Outcome(g.outcome) for g in rows)), sum(g.assertions for g in rows))
+        for rid, rows in found.items()
+    }
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """How a run differs from the clean host: requirements that missed their expected outcome, and
+    requirements nobody expected to change whose outcome did."""
+
+    missed: tuple[str, ...]
+    unexpected: dict[str, tuple[Graded | None, Graded | None]]
+
+    def lines(self) -> list[str]:
+        return [
+            *self.missed,
+            *(f"{rid}: {_text(b)} -> {_text(g)}" for rid, (b, g) in self.unexpected.items()),
+        ]
+
+
+def _text(graded: Graded | None) -> str:
+    return "not graded" if graded is None else str(graded)
+
+
+def compare(
+    expected: Mapping[str, str], clean: Mapping[str, Graded], got: Mapping[str, Graded]
+) -> Comparison:
+    """Each expected requirement must have its expected outcome; every other one its clean outcome.
+
+    Assertion counts of undeclared requirements may move (a driver that sees one event instead of two
+    still grades the same way); a verdict may not. Counts are held fixed across refactors by
+    `bench/verdict_diff.py` instead."""
+    missed = []
+    unexpected: dict[str, tuple[Graded | None, Graded | None]] = {}
+    for rid in sorted(set(expected) | set(clean) | set(got)):
+        before, after = clean.get(rid), got.get(rid)
+        if rid in expected:
+            if after is None or after.outcome != expected[rid]:
+                missed.append(f"{rid}: {_text(before)} -> {_text(after)} (declared {expected[rid]})")
+        elif (before is None) != (after is None) or (before and after and before.outcome != after.outcome):
+            unexpected[rid] = (before, after)
+    return Comparison(tuple(missed), unexpected)

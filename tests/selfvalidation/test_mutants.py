@@ -1,0 +1,138 @@
+"""Mutation testing of the suite, in-process: every mutant is caught, and changes nothing else.
+
+For each mutant the scenario modules that grade its declared requirements (found by their
+`requirement` markers) run against a host carrying it; each declared requirement must get its
+declared outcome, and every other requirement graded in that run the clean host's outcome. The
+`full_matrix` tier runs every module for every mutant (see tests/conftest.py for how to select it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from mutant_runs import (
+    Graded,
+    Run,
+    Scenarios,
+    clean_rows,
+    compare,
+    expected_exit,
+    run_suite,
+    start_host,
+)
+
+from conformance.requirements import registry
+from mutants.catalog import MUTANTS
+
+RECORD_CHANGES = "OPENWOP_RECORD_CHANGES"  # a file: each mutant's unexpected changes, one JSON line
+
+
+@pytest.fixture(scope="session")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("mutant-runs")
+
+
+@pytest.fixture(scope="session")
+def scenarios() -> Scenarios:
+    return Scenarios.collect()
+
+
+@pytest.fixture(scope="session")
+def baseline(scenarios: Scenarios, workdir: Path) -> Run:
+    """The clean host over every scenario module, once per process."""
+    return _run([], scenarios.all_modules(), workdir)
+
+
+def _run(names: list[str], modules: list[str], workdir: Path, *extra: str) -> Run:
+    host = start_host(names, workdir)
+    try:
+        return run_suite(modules, host, workdir, *extra)
+    finally:
+        host.stop()
+
+
+def _expected(name: str) -> dict[str, str]:
+    """What the mutant declares: requirement -> the outcome the suite must give it."""
+    return dict(MUTANTS[name].outcomes)
+
+
+def _check(name: str, run: Run, clean: Mapping[str, Graded]) -> None:
+    expected = _expected(name)
+    assert run.bundle is not None, run.output[-3000:]
+    comparison = compare(expected, clean, run.graded())
+    _record(name, comparison.unexpected)
+    assert not comparison.lines(), f"{name} changed, as `requirement: clean -> mutant`:\n" + "\n".join(
+        comparison.lines()
+    )
+    assert run.exit_code == expected_exit(expected.values()), run.output[-3000:]
+    assert "Traceback" not in run.output, run.output[-3000:]
+
+
+def _record(name: str, unexpected: Mapping[str, tuple[Graded | None, Graded | None]]) -> None:
+    target = os.environ.get(RECORD_CHANGES)
+    if not target or not unexpected:
+        return
+    line = {rid: [str(b) if b else None, str(g) if g else None] for rid, (b, g) in unexpected.items()}
+    with open(target, "a", encoding="utf-8") as out:
+        out.write(json.dumps({"mutant": name, "changes": line}) + "\n")
+
+
+# -- the clean host ----------------------------------------------------------------------------------
+
+
+def test_clean_host_passes_everything(baseline: Run, scenarios: Scenarios) -> None:
+    """Every testable requirement is graded, and PASSes (a test may still be UNSUPPORTED: one side of a
+    requirement that does not apply here, see test_reference_host_verdicts.py)."""
+    assert baseline.bundle is not None, baseline.output[-3000:]
+    not_passing = {rid: o for rid, o in baseline.outcomes().items() if o != "PASS"}
+    assert not not_passing, baseline.output[-3000:]
+    assert baseline.exit_code == 0, baseline.output[-3000:]
+    assert "Traceback" not in baseline.output
+    testable = {r.id for r in registry().values() if not r.untestable}
+    assert set(baseline.outcomes()) == testable == scenarios.requirements()
+
+
+def test_the_bundle_and_the_tests_agree(baseline: Run, scenarios: Scenarios) -> None:
+    """The per-test payloads this file compares with are the bundle's rows, summed (so a targeted
+    run's clean expectation is computed the way the bundle computes it)."""
+    assert set(baseline.per_test) == set(scenarios.tests)
+    assert clean_rows(baseline, scenarios, scenarios.all_modules()) == baseline.graded()
+
+
+# -- each mutant, on the modules that grade what it declares -------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_is_caught(name: str, baseline: Run, scenarios: Scenarios, workdir: Path) -> None:
+    modules = scenarios.modules_for(_expected(name))
+    assert modules, f"no scenario grades {sorted(_expected(name))}"
+    run = _run([name], modules, workdir)
+    _check(name, run, clean_rows(baseline, scenarios, modules))
+
+
+@pytest.mark.full_matrix
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_mutant_over_every_scenario(name: str, baseline: Run, scenarios: Scenarios, workdir: Path) -> None:
+    run = _run([name], scenarios.all_modules(), workdir)
+    _check(name, run, baseline.graded())
+
+
+# -- the catalogue and the options -------------------------------------------------------------------
+
+
+def test_every_checked_requirement_has_a_mutant() -> None:
+    targeted = {rid for m in MUTANTS.values() for rid in m.outcomes}
+    testable = {r.id for r in registry().values() if not r.untestable}
+    assert testable <= targeted, sorted(testable - targeted)
+
+
+def test_blocked_fails_the_run_under_require_behavior(scenarios: Scenarios, workdir: Path) -> None:
+    modules = scenarios.modules_for(["rfc0012.seam.reachable"])
+    assert _run(["seams-missing"], modules, workdir).exit_code == 0
+    strict = _run(["seams-missing"], modules, workdir, "--require-behavior")
+    assert strict.exit_code == 1
+    assert strict.outcomes()["rfc0012.seam.reachable"] == "BLOCKED"
