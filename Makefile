@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 STAMP   = $(VENV)/.installed
 
-.PHONY: run test test-full-matrix lint format bench constraints clean
+.PHONY: run test test-slow lint format bench constraints clean
 
 # Both distributions of this repository, editable: the grading one (with its dev tools) and the
 # reference host (`host/`, through the grading one's `host` extra), at the versions in constraints.txt.
@@ -18,12 +18,14 @@ $(STAMP): pyproject.toml host/pyproject.toml constraints.txt
 run: $(STAMP)
 	$(BIN)/openwop-memory-conformance run --report reports/embedded.json
 
+# The quick tier: everything but the tests marked `slow` and the full mutant matrix.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 -m "not slow" tests
 
-# CI's second tier: every mutant against every scenario, every requirement compared with the clean host.
-test-full-matrix: $(STAMP)
-	$(BIN)/python -m pytest -n 2 -m full_matrix tests/selfvalidation
+# CI's second tier: the slow tests (cold subprocess runs, schemathesis, kill -9, load) and every mutant
+# against every scenario, every requirement compared with the clean host.
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -n 2 -m "slow or full_matrix" tests
 
 # Re-pin after changing a range in either pyproject.toml (names and versions only, no addresses).
 constraints: $(STAMP)

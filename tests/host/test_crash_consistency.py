@@ -40,6 +40,8 @@ from reference_host.tables import (
     workspace_files,
 )
 
+pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
+
 TRIALS = 5
 KEY = "crash-key-a"
 TENANT = "tenant-a"

@@ -18,6 +18,8 @@ import pytest
 from edge_support import Body, assert_raw_envelope, connect, read_all, stream
 from http_support import assert_envelope, client
 
+pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
+
 PEAK_LIMIT_KB = 500 * 1024
 ENTRY_BYTES = 64 * 1024  # the largest entry the host accepts (maxEntrySizeBytes)
 ENTRIES = 240  # 240 x 64 KiB: a 15.7 MB memoryRef

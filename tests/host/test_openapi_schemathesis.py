@@ -33,6 +33,8 @@ from reference_host.config import HostConfig
 from reference_host.openapi import schema_valid_refusal
 from reference_host.server import start_in_thread
 
+pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
+
 EXAMPLES = int(os.environ.get("OPENWOP_SCHEMATHESIS_EXAMPLES", "6"))
 RESULTS = os.environ.get("OPENWOP_SCHEMATHESIS_RESULTS")
 SEED = 20260009

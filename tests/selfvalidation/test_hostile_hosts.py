@@ -20,6 +20,8 @@ from conformance.paths import scenarios_dir
 from reference_host.config import HostConfig
 from reference_host.discovery import discovery_document
 
+pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
+
 TOKEN_A = "tok-A-hostile-3f9d2c7e1b-never-shown"
 TOKEN_B = "tok-B-hostile-8a6e4d2c0f-never-shown"
 DISCOVERY = discovery_document(HostConfig(api_keys={}, database_url="sqlite://", test_seams=True))

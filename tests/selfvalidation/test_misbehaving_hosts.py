@@ -15,6 +15,8 @@ from starlette.routing import Route
 
 from reference_host.retention.config import RetentionConfig, config_document
 
+pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
+
 DISCOVERY = {
     "protocolVersion": "1.0",
     "supportedEnvelopes": [],

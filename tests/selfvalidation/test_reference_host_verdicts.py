@@ -12,6 +12,8 @@ import pytest
 from conformance import schemas
 from conformance.requirements import registry
 
+pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
+
 
 def _testable_ids():
     return {r.id for r in registry().values() if not r.untestable}
