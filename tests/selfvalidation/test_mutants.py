@@ -117,8 +117,19 @@ def test_mutant_is_caught(name: str, baseline: Run, scenarios: Scenarios, workdi
 @pytest.mark.full_matrix
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_mutant_over_every_scenario(name: str, baseline: Run, scenarios: Scenarios, workdir: Path) -> None:
+    """Over every module, on one host, the declared outcomes still hold (nothing masks them) and the
+    run ends cleanly. Undeclared requirements are not compared here: a defect's damage carries into
+    modules that run later on the same host, which the targeted tier keeps apart."""
     run = _run([name], scenarios.all_modules(), workdir)
-    _check(name, run, baseline.graded())
+    assert run.bundle is not None, run.output[-3000:]
+    got = run.graded()
+    missed = [
+        f"{rid}: {got.get(rid, 'not graded')} (declared {outcome})"
+        for rid, outcome in MUTANTS[name].outcomes.items()
+        if rid not in got or got[rid].outcome != outcome
+    ]
+    assert not missed, f"{name} over every scenario:\n" + "\n".join(missed)
+    assert "Traceback" not in run.output, run.output[-3000:]
 
 
 # -- the catalogue and the options -------------------------------------------------------------------
