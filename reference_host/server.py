@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import sys
 import threading
@@ -32,6 +33,31 @@ class RunningHost:
             engine = getattr(self.app.state, "engine", None)
             if engine is not None:
                 engine.dispose()  # pooled connections would otherwise outlive the host
+
+
+class ThreadServer(uvicorn.Server):
+    """uvicorn's server for a host in a thread, which stops within milliseconds of `stop()`.
+
+    Why: uvicorn looks at `should_exit` every 100 ms and, on shutdown, sleeps 100 ms for connections to
+    close even when there are none; a test or a suite run that starts hundreds of hosts spends most of
+    their life in those sleeps. Here the tick is 10 ms, and a server with no open connection and no
+    running task closes its sockets at once; with connections open, uvicorn's own shutdown runs.
+    """
+
+    async def main_loop(self) -> None:
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864000
+            await asyncio.sleep(0.01)
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        if self.server_state.connections or self.server_state.tasks:
+            await super().shutdown(sockets)
+            return
+        for server in self.servers:
+            server.close()
+        for sock in sockets or []:
+            sock.close()
 
 
 def start_background(app: FastAPI) -> None:
@@ -72,7 +98,7 @@ def start_in_thread(
     sock.bind((host, port))
     sock.listen(128)
     bound_port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn_config(app, config, parts, log_level="warning", access_log=False))
+    server = ThreadServer(uvicorn_config(app, config, parts, log_level="warning", access_log=False))
     thread = threading.Thread(
         target=server.run, kwargs={"sockets": [sock]}, daemon=True, name="reference-host"
     )

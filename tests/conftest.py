@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from inprocess import run_pytest
 
 from mutants.host import start as start_mutant
 from reference_host.config import HostConfig
@@ -28,29 +29,46 @@ from reference_host.server import RunningHost
 # Helper modules that assert on a test's behalf: pytest's assertion messages there too.
 pytest.register_assert_rewrite("retention_support")
 
-# -- the full-matrix tier --------------------------------------------------------------------------
+# -- the every-scenario tier -----------------------------------------------------------------------
 
-FULL_MATRIX = "full_matrix"
-FULL_MATRIX_ENV = "OPENWOP_FULL_MATRIX"
+EVERY_SCENARIO = "every_scenario"
+EVERY_SCENARIO_ENV = "OPENWOP_EVERY_SCENARIO"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        f"{FULL_MATRIX}: every mutant over every scenario (slow); runs only when selected with "
-        f"`-m {FULL_MATRIX}` or when {FULL_MATRIX_ENV}=1",
+        "pg_in_slow_tier: tests of the host's outer surfaces (HTTP routes, the CLI); their PostgreSQL "
+        "case belongs to the slow tier (the quick tier keeps PostgreSQL for the store, engine, "
+        "migration and concurrency tests)",
+    )
+    config.addinivalue_line(
+        "markers",
+        f"{EVERY_SCENARIO}: every mutant over every scenario (slow); runs only when selected with "
+        f"`-m {EVERY_SCENARIO}` or when {EVERY_SCENARIO_ENV}=1",
     )
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by the marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect the full-matrix tier unless asked for, so `make test` stays the quick tier."""
-    asked = FULL_MATRIX in (config.getoption("markexpr") or "") or os.environ.get(FULL_MATRIX_ENV) == "1"
+    """Deselect the every-scenario tier unless asked for: neither `make test` nor `make test-slow`
+    runs it. The self-validation runs first: its tests are the longest, and begun last they would
+    leave the other xdist workers idle at the end."""
+    items.sort(key=lambda item: 0 if "selfvalidation" in item.nodeid else 1)
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        backend = params.get("database_url") or params.get("lifecycle_engine")
+        if backend == "postgresql" and item.get_closest_marker("pg_in_slow_tier") is not None:
+            item.add_marker(pytest.mark.slow)
+    asked = (
+        EVERY_SCENARIO in (config.getoption("markexpr") or "") or os.environ.get(EVERY_SCENARIO_ENV) == "1"
+    )
     if asked:
         return
-    deselected = [item for item in items if item.get_closest_marker(FULL_MATRIX) is not None]
+    deselected = [item for item in items if item.get_closest_marker(EVERY_SCENARIO) is not None]
     if deselected:
         config.hook.pytest_deselected(items=deselected)
-        items[:] = [item for item in items if item.get_closest_marker(FULL_MATRIX) is None]
+        items[:] = [item for item in items if item.get_closest_marker(EVERY_SCENARIO) is None]
 
 
 # -- PostgreSQL ------------------------------------------------------------------------------------
@@ -177,6 +195,28 @@ def run_suite(tmp_path: Path) -> Callable[..., SuiteRun]:
         )
         bundle = json.loads(report.read_text()) if report.exists() else None
         return SuiteRun(done.returncode, done.stdout + done.stderr, bundle)
+
+    return run
+
+
+@pytest.fixture
+def run_suite_here(tmp_path: Path) -> Callable[..., SuiteRun]:
+    """Like run_suite, in this process (tests/inprocess.py): for tests about verdicts, where a cold
+    interpreter per run only adds start-up time. What is about the user's process (exit before the
+    session, the working folder, the console) keeps run_suite."""
+
+    def run(*args: str, host: HostHandle, env: dict[str, str] | None = None) -> SuiteRun:
+        report = Path(tempfile.mkdtemp(dir=tmp_path, prefix="suite-")) / "bundle.json"
+        command = [
+            f"--report={report}",
+            f"--host-url={host.url}",
+            f"--host-token={host.token_a}",
+            f"--tenant-b-token={host.token_b}",
+            *args,
+        ]
+        code, output = run_pytest(command, env=env)
+        bundle = json.loads(report.read_text()) if report.exists() else None
+        return SuiteRun(code, output, bundle)
 
     return run
 

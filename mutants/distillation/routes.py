@@ -129,6 +129,8 @@ MUTANTS: tuple[Mutant, ...] = (
             "rfc0062.B3.markers-present": "BLOCKED",
             "rfc0062.B3.prose-survives": "BLOCKED",
             "rfc0062.B3.split-secret": "BLOCKED",
+            "rfc0062.B4.addressable": "BLOCKED",
+            "rfc0062.B4.hashes-to-checksum": "BLOCKED",
         }
     ),
     mutant(

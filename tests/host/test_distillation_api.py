@@ -18,6 +18,9 @@ from conformance.schemas import validate
 from reference_host.distillation import SAMPLE_SOURCES
 from reference_host.tokens import count_tokens
 
+# The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
+pytestmark = pytest.mark.pg_in_slow_tier
+
 DISTILL = "/v1/host/sample/memory/distill"
 ARCHIVES = "/v1/host/sample/memory/archives"
 INDEX = "/v1/host/workspace/files/MEMORY-INDEX.json"

@@ -15,6 +15,9 @@ import pytest
 from edge_support import CHUNK, Body, answer, assert_raw_envelope, connect, read_all, readable, stream
 from http_support import assert_envelope, client
 
+# The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
+pytestmark = pytest.mark.pg_in_slow_tier
+
 PUBLIC = ("/.well-known/openwop", "/openapi.json")
 
 

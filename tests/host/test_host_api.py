@@ -6,6 +6,9 @@ import httpx
 import pytest
 from http_support import assert_envelope, client
 
+# The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
+pytestmark = pytest.mark.pg_in_slow_tier
+
 
 def seed(c, ref, *entries):
     return c.post("/v1/test/memory/seed", json={"memoryRef": ref, "entries": list(entries)})

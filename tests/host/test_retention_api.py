@@ -11,6 +11,9 @@ from http_support import assert_envelope, client
 
 from conformance.schemas import validate
 
+# The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
+pytestmark = pytest.mark.pg_in_slow_tier
+
 BASE = "/v1/test/retention/projects"
 NOW = "2026-11-29T12:00:00Z"
 OLD = "2020-01-01T00:00:00Z"

@@ -23,6 +23,9 @@ from reference_host.retention import RetentionConfig
 from reference_host.retention.diagnostics import compaction_report, retention_status
 from reference_host.retention.report import report_to_wire
 
+# The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
+pytestmark = pytest.mark.pg_in_slow_tier
+
 _lifecycle_engine, _db = lifecycle_fixtures()
 MEMORY = shutil.which("memory", path=str(Path(sys.executable).parent))
 WHEN = f"--now={to_wire(NOW)}"

@@ -18,6 +18,9 @@ from http_support import assert_envelope, client
 
 from reference_host.clock import from_wire, to_wire
 
+# The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
+pytestmark = pytest.mark.pg_in_slow_tier
+
 RETENTION = "/v1/test/retention/projects/p1"
 MEMORY = {"id": "m1", "kind": "note", "status": "active", "createdAt": "2024-01-01T00:00:00Z"}
 

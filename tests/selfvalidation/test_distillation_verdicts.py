@@ -1,7 +1,7 @@
 """The distillation profile's verdicts, requirement by requirement, on hosts built to test them.
 
-* the clean reference host: every row PASS, each evidence surface observed;
-* each mutant added for issue 8 changes exactly the requirements listed here, nothing else;
+* (the clean reference host, every row PASS on each evidence surface, and what each mutant changes,
+  declared once in mutants/, are checked by test_mutants.py for every profile);
 * tolerance: hosts whose choices the spec leaves open must PASS — an `indexFile` echo that is a
   manifest whose own `version` is always 1, a flat MEMORY-INDEX.json describing only the latest run
   (OpenWOP's in-memory host's layout). These wrap the reference host in ASGI middleware that rewrites
@@ -41,49 +41,10 @@ def _not_passing(run) -> dict[str, str]:
     return {k: v for k, v in run.outcomes().items() if v != "PASS"}
 
 
-def test_reference_host_passes_the_profile_on_every_evidence_surface(start_host, run_suite):
-    run = run_suite(_profile(), host=start_host())
-    assert _not_passing(run) == {}, run.output[-3000:]
-    for row in run.bundle["requirements"]:
-        assert set(row["surfaces"]) <= set(row["surfacesObserved"]), (row["id"], row["surfacesObserved"])
-
-
-# Each mutant: every distillation requirement PASS but these (the outcome each must get).
-ONLY = {
-    "no-archive-route": {
-        rid: "BLOCKED"
-        for rid in (
-            "rfc0062.B3.no-secret",
-            "rfc0062.B3.canary",
-            "rfc0062.B3.markers-present",
-            "rfc0062.B3.prose-survives",
-            "rfc0062.B3.split-secret",
-            "rfc0062.B4.addressable",
-            "rfc0062.B4.hashes-to-checksum",
-        )
-    },
-    "ignore-secret-canary": {"rfc0062.B3.canary": "BLOCKED"},
-    "index-only-when-asked": {"rfc0062.B5.index-written-unasked": "FAIL"},
-    "budget-failure-bumps-index": {"rfc0062.B2.atomic": "FAIL"},
-    "budget-failure-rewrites-index": {"rfc0062.B2.atomic": "FAIL"},
-    "index-echo-wrong-checksum": {"rfc0062.B5.index-echo-agrees": "FAIL"},
-    "index-echo-carries-source-text": {"rfc0062.B5.index-echo-agrees": "FAIL"},
-    "index-file-invalid": {"rfc0062.B5.index-valid": "FAIL"},
-    "index-invalid": {"rfc0062.B5.index-documented-schema": "WARN"},
-}
-
-
-@pytest.mark.parametrize("name", sorted(ONLY))
-def test_mutant_changes_only_its_requirements(name, start_host, run_suite):
-    run = run_suite(_profile(), host=start_host(name))
-    assert _not_passing(run) == ONLY[name], run.output[-3000:]
-    assert run.exit_code == (1 if "FAIL" in ONLY[name].values() else 0), run.output[-3000:]
-
-
-def test_no_archive_route_and_an_ignored_canary_block_the_archive_rows(start_host, run_suite):
+def test_no_archive_route_and_an_ignored_canary_block_the_archive_rows(start_host, run_suite_here):
     """Issue 8 §1: the host seen in the field — clean answers, no archive route, canary ignored."""
     host = start_host("no-archive-route", "ignore-secret-canary")
-    run = run_suite(str(scenarios_dir() / "distillation" / "test_secret_carry_forward.py"), host=host)
+    run = run_suite_here(str(scenarios_dir() / "distillation" / "test_secret_carry_forward.py"), host=host)
     outcomes = run.outcomes()
     assert outcomes["rfc0062.B3.no-secret"] == "BLOCKED" and outcomes["rfc0062.B3.canary"] == "BLOCKED"
     rows = {row["id"]: row for row in run.bundle["requirements"]}
@@ -133,7 +94,7 @@ class RewriteJson:
 
 @pytest.fixture
 def start_wrapped(tmp_path):
-    """Factory: a reference host behind RewriteJson, as a HostHandle run_suite accepts."""
+    """Factory: a reference host behind RewriteJson, as a HostHandle run_suite_here accepts."""
     running: list[RunningHost] = []
 
     def start(rewrite: Rewrite, *mutants: str) -> HostHandle:
@@ -197,24 +158,24 @@ class FlatIndex:
         return body
 
 
-def test_an_echo_that_is_a_manifest_with_version_1_passes(start_wrapped, run_suite):
+def test_an_echo_that_is_a_manifest_with_version_1_passes(start_wrapped, run_suite_here):
     """§2: the versions come from the workspace file, not from the echo whose shape is open."""
-    run = run_suite(_profile(), host=start_wrapped(manifest_echo))
+    run = run_suite_here(_profile(), host=start_wrapped(manifest_echo))
     assert _not_passing(run) == {}, run.output[-3000:]
     assert run.outcome("rfc0062.B5.index-version-bumped") == "PASS"
     assert run.outcome("rfc0062.B5.index-echo-agrees") == "PASS"
 
 
-def test_a_flat_index_layout_passes(start_wrapped, run_suite):
+def test_a_flat_index_layout_passes(start_wrapped, run_suite_here):
     """§3: the index is read generically; the documented schema only binds a host that claims it."""
-    run = run_suite(_profile(), host=start_wrapped(FlatIndex()))
+    run = run_suite_here(_profile(), host=start_wrapped(FlatIndex()))
     assert _not_passing(run) == {"rfc0062.B5.index-documented-schema": "UNSUPPORTED"}, run.output[-3000:]
 
 
-def test_a_flat_index_bumped_by_a_failed_run_fails_atomicity(start_wrapped, run_suite):
+def test_a_flat_index_bumped_by_a_failed_run_fails_atomicity(start_wrapped, run_suite_here):
     """The whole file is compared, not our layout's entry: a flat manifest's version moving is caught."""
     host = start_wrapped(FlatIndex(), "budget-failure-bumps-index")
-    run = run_suite(str(scenarios_dir() / "distillation" / "test_atomicity.py"), host=host)
+    run = run_suite_here(str(scenarios_dir() / "distillation" / "test_atomicity.py"), host=host)
     assert run.outcome("rfc0062.B2.atomic") == "FAIL", run.output[-3000:]
     row = next(r for r in run.bundle["requirements"] if r["id"] == "rfc0062.B2.atomic")
     assert "MEMORY-INDEX.json (version and content) unchanged" in row["reason"], row["reason"]

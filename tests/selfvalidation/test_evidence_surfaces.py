@@ -24,9 +24,9 @@ def _clean(run):
     assert "Traceback" not in run.output, run.output[-3000:]
 
 
-def test_no_read_route_and_no_event_log_leave_the_tags_unobserved(start_host, run_suite):
+def test_no_read_route_and_no_event_log_leave_the_tags_unobserved(start_host, run_suite_here):
     """The seam's echo carries no tags: with neither the read route nor the event log, BLOCKED."""
-    run = run_suite(SR1, READBACK, EVENT, host=start_host("no-read-route-no-event-log"))
+    run = run_suite_here(SR1, READBACK, EVENT, host=start_host("no-read-route-no-event-log"))
     _clean(run)
     outcomes = run.outcomes()
     assert outcomes["rfc0012.D.no-secret-in-tags"] == "BLOCKED", outcomes
@@ -44,16 +44,16 @@ def test_no_read_route_and_no_event_log_leave_the_tags_unobserved(start_host, ru
     assert run.exit_code == 0, run.output[-3000:]
 
 
-def test_a_dropped_expiry_without_a_read_route_is_blocked_not_failed(start_host, run_suite):
-    run = run_suite(READBACK, host=start_host("seed-drops-expires-at", "no-read-route-no-event-log"))
+def test_a_dropped_expiry_without_a_read_route_is_blocked_not_failed(start_host, run_suite_here):
+    run = run_suite_here(READBACK, host=start_host("seed-drops-expires-at", "no-read-route-no-event-log"))
     _clean(run)
     assert run.outcome("rfc0012.B.expired-excluded") == "BLOCKED", run.outcomes()
     assert "stored as expired" in _reason(run, "rfc0012.B.expired-excluded")
     assert run.exit_code == 0, run.output[-3000:]
 
 
-def test_a_dropped_expiry_seen_on_the_read_route_is_blocked_not_failed(start_host, run_suite):
-    run = run_suite(READBACK, host=start_host("seed-drops-expires-at"))
+def test_a_dropped_expiry_seen_on_the_read_route_is_blocked_not_failed(start_host, run_suite_here):
+    run = run_suite_here(READBACK, host=start_host("seed-drops-expires-at"))
     _clean(run)
     outcomes = run.outcomes()
     assert outcomes["rfc0012.B.expired-excluded"] == "BLOCKED", outcomes
@@ -62,9 +62,9 @@ def test_a_dropped_expiry_seen_on_the_read_route_is_blocked_not_failed(start_hos
     assert outcomes["rfc0012.B.outputId-readable"] == "PASS"
 
 
-def test_a_coercing_host_passes_the_must_and_is_warned_on_strictness(start_host, run_suite):
+def test_a_coercing_host_passes_the_must_and_is_warned_on_strictness(start_host, run_suite_here):
     """Coercion is strictness beyond the spec (SHOULD); its 200 answers are not error envelopes."""
-    run = run_suite(ERRORS, host=start_host("coerce-loose-inputs"))
+    run = run_suite_here(ERRORS, host=start_host("coerce-loose-inputs"))
     _clean(run)
     outcomes = run.outcomes()
     assert outcomes == {
@@ -78,11 +78,11 @@ def test_a_coercing_host_passes_the_must_and_is_warned_on_strictness(start_host,
 
 
 def test_a_host_with_no_memory_family_is_unsupported_and_exits_0_under_require_behavior(
-    start_host, run_suite
+    start_host, run_suite_here
 ):
     """Every requirement on such a host: nothing BLOCKED that is really inapplicable."""
     host = start_host("no-memory-family", "retention-not-advertised")
-    run = run_suite("--require-behavior", host=host)
+    run = run_suite_here("--require-behavior", host=host)
     _clean(run)
     outcomes = run.outcomes()
     assert outcomes["discovery.families-at-root"] == "UNSUPPORTED", outcomes
@@ -91,8 +91,8 @@ def test_a_host_with_no_memory_family_is_unsupported_and_exits_0_under_require_b
     assert run.exit_code == 0, run.output[-3000:]
 
 
-def test_no_memory_family_but_retention_still_grades_auth_and_errors(start_host, run_suite):
-    run = run_suite(DISCOVERY, COMMON, "--require-behavior", host=start_host("no-memory-family"))
+def test_no_memory_family_but_retention_still_grades_auth_and_errors(start_host, run_suite_here):
+    run = run_suite_here(DISCOVERY, COMMON, "--require-behavior", host=start_host("no-memory-family"))
     _clean(run)
     outcomes = run.outcomes()
     assert outcomes["discovery.families-at-root"] == "UNSUPPORTED", outcomes
@@ -101,18 +101,18 @@ def test_no_memory_family_but_retention_still_grades_auth_and_errors(start_host,
     assert run.exit_code == 0, run.output[-3000:]
 
 
-def test_auth_is_graded_on_a_distillation_only_host(start_host, run_suite):
+def test_auth_is_graded_on_a_distillation_only_host(start_host, run_suite_here):
     host = start_host("compaction-not-advertised", "retention-not-advertised")
-    run = run_suite(AUTH, host=host)
+    run = run_suite_here(AUTH, host=host)
     _clean(run)
     assert run.outcome("auth.unauthenticated-refused") == "PASS", run.outcomes()
     row = next(r for r in run.bundle["requirements"] if r["id"] == "auth.unauthenticated-refused")
     assert row["evidence"] and all("distill" in e["check"] for e in row["evidence"]), row["evidence"]
 
 
-def test_a_distill_seam_accepting_no_key_fails_auth(start_host, run_suite):
+def test_a_distill_seam_accepting_no_key_fails_auth(start_host, run_suite_here):
     host = start_host("compaction-not-advertised", "retention-not-advertised", "distill-unauthenticated")
-    run = run_suite(AUTH, host=host)
+    run = run_suite_here(AUTH, host=host)
     _clean(run)
     assert run.outcome("auth.unauthenticated-refused") == "FAIL", run.outcomes()
     assert "without a key" in _reason(run, "auth.unauthenticated-refused")

@@ -2,15 +2,21 @@
 
 For each mutant the scenario modules that grade its declared requirements (found by their
 `requirement` markers) run against a host carrying it; each declared requirement must get its
-declared outcome, and every other requirement graded in that run the clean host's outcome. The
-`full_matrix` tier runs every module for every mutant (see tests/conftest.py for how to select it).
+declared outcome, and every other requirement graded in that run the clean host's outcome.
+
+Tiers: `make test` runs the clean host and the mutants in QUICK (one of each kind of defect and of
+outcome); every mutant is in the slow tier (`make test-slow`, which .ci/run runs too); the
+`every_scenario` tier runs every module for every mutant (see tests/conftest.py for selecting it).
+The clean host's run is made once per pytest run and shared by the xdist workers.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -28,7 +34,27 @@ from mutant_runs import (
 from conformance.requirements import registry
 from mutants.catalog import MUTANTS
 
+# Under `--dist loadgroup` (the quick tier) every test here goes to one worker, which makes the clean
+# host's run once and uses it; under `--dist load` (the slow tier) they spread and share it by file.
+pytestmark = pytest.mark.xdist_group("clean-host-run")
+
 RECORD_CHANGES = "OPENWOP_RECORD_CHANGES"  # a file: each mutant's unexpected changes, one JSON line
+
+# The quick tier's mutants: wire edits of discovery, answers and requests, a compaction policy, the
+# SR-1 scrubber, a distillation part, a retention policy; UNSUPPORTED, BLOCKED, WARN and FAIL, and a
+# 500 to bad input.
+QUICK = (
+    "compaction-not-advertised",
+    "event-wrong-type",
+    "seed-drops-expires-at",
+    "crash-on-bad-json",
+    "no-boundary-scan",
+    "byok-registry-ignored",
+    "distill-no-redaction",
+    "index-carries-text",
+    "retention-expires-active",
+    "retention-restore-default-applies",
+)
 
 
 @pytest.fixture(scope="session")
@@ -42,9 +68,27 @@ def scenarios() -> Scenarios:
 
 
 @pytest.fixture(scope="session")
-def baseline(scenarios: Scenarios, workdir: Path) -> Run:
-    """The clean host over every scenario module, once per process."""
-    return _run([], scenarios.all_modules(), workdir)
+def baseline(scenarios: Scenarios, workdir: Path, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """The clean host over every scenario module, once per pytest run: under xdist the first worker
+    to ask runs it and leaves it in the run's shared temporary folder, the others read it there."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _run([], scenarios.all_modules(), workdir)
+    shared = tmp_path_factory.getbasetemp().parent / "clean-host-run.json"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if shared.exists():
+            return _loaded(json.loads(shared.read_text(encoding="utf-8")))
+        run = _run([], scenarios.all_modules(), workdir)
+        shared.write_text(json.dumps(asdict(run)), encoding="utf-8")
+        return run
+
+
+def _loaded(data: dict) -> Run:
+    per_test = {
+        nodeid: {rid: Graded(**graded) for rid, graded in rows.items()}
+        for nodeid, rows in data["per_test"].items()
+    }
+    return Run(data["exit_code"], data["output"], data["bundle"], per_test)
 
 
 def _run(names: list[str], modules: list[str], workdir: Path, *extra: str) -> Run:
@@ -96,6 +140,18 @@ def test_clean_host_passes_everything(baseline: Run, scenarios: Scenarios) -> No
     assert set(baseline.outcomes()) == testable == scenarios.requirements()
 
 
+def test_clean_host_is_seen_on_every_evidence_surface(baseline: Run) -> None:
+    """Every surface a requirement names as evidence is observed by some check of it on the clean
+    host: the registry and the checks stay in step (a surface nobody checks could never PASS)."""
+    rows = (baseline.bundle or {}).get("requirements", [])
+    unseen = {
+        row["id"]: sorted(set(row["surfaces"]) - set(row["surfacesObserved"]))
+        for row in rows
+        if not row["surfaces"] or not set(row["surfaces"]) <= set(row["surfacesObserved"])
+    }
+    assert not unseen, unseen
+
+
 def test_the_bundle_and_the_tests_agree(baseline: Run, scenarios: Scenarios) -> None:
     """The per-test payloads this file compares with are the bundle's rows, summed (so a targeted
     run's clean expectation is computed the way the bundle computes it)."""
@@ -106,7 +162,11 @@ def test_the_bundle_and_the_tests_agree(baseline: Run, scenarios: Scenarios) -> 
 # -- each mutant, on the modules that grade what it declares -------------------------------------------
 
 
-@pytest.mark.parametrize("name", sorted(MUTANTS))
+def _tiered(names: list[str]) -> list:
+    return [n if n in QUICK else pytest.param(n, marks=pytest.mark.slow) for n in names]
+
+
+@pytest.mark.parametrize("name", _tiered(sorted(MUTANTS)))
 def test_mutant_is_caught(name: str, baseline: Run, scenarios: Scenarios, workdir: Path) -> None:
     modules = scenarios.modules_for(_expected(name))
     assert modules, f"no scenario grades {sorted(_expected(name))}"
@@ -114,7 +174,7 @@ def test_mutant_is_caught(name: str, baseline: Run, scenarios: Scenarios, workdi
     _check(name, run, clean_rows(baseline, scenarios, modules))
 
 
-@pytest.mark.full_matrix
+@pytest.mark.every_scenario
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_mutant_over_every_scenario(name: str, baseline: Run, scenarios: Scenarios, workdir: Path) -> None:
     """Over every module, on one host, the declared outcomes still hold (nothing masks them) and the
@@ -133,6 +193,10 @@ def test_mutant_over_every_scenario(name: str, baseline: Run, scenarios: Scenari
 
 
 # -- the catalogue and the options -------------------------------------------------------------------
+
+
+def test_the_quick_tier_names_mutants_that_exist() -> None:
+    assert set(QUICK) <= set(MUTANTS), sorted(set(QUICK) - set(MUTANTS))
 
 
 def test_every_checked_requirement_has_a_mutant() -> None:
