@@ -23,6 +23,11 @@ class Options:
     report: str | None
     disabled: dict[str, str]
     max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES
+    requirements: tuple[str, ...] = ()  # --requirement globs: run only the tests that grade these
+    profiles: tuple[str, ...] = ()  # --profile: grade only these profiles (and say a verdict for each)
+    baseline: str | None = None  # --baseline known.yaml
+    junit: str | None = None  # --junit PATH: JUnit, one row per requirement
+    summary_md: str | None = None  # --summary-md PATH: the Markdown summary
 
     def public(self) -> dict[str, object]:
         """What the report may say about the options: never a token, only whether one was given."""
@@ -34,6 +39,9 @@ class Options:
             "requestTimeoutSeconds": self.request_timeout,
             "maxAnswerBytes": self.max_answer_bytes,
             "disabled": dict(self.disabled),
+            "requirements": list(self.requirements),
+            "profiles": list(self.profiles),
+            "baseline": self.baseline,
         }
 
 
@@ -79,6 +87,29 @@ def add_options(parser: pytest.Parser) -> None:
         help="Do not print the verdict table at the end (the CLI prints its own).",
     )
     group.addoption(
+        "--requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="Run only the tests that grade this requirement (repeatable; globs such as 'p11.expiry.*').",
+    )
+    group.addoption(
+        "--profile",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="Grade only these profiles (compaction, distillation, retention; repeatable or "
+        "comma-separated), with a verdict for each.",
+    )
+    group.addoption(
+        "--baseline",
+        default=None,
+        metavar="known.yaml",
+        help="Known failures (id, reason, link, expires): listed ones are BASELINED and do not fail the run.",
+    )
+    group.addoption("--junit", default=None, metavar="PATH", help="Write JUnit XML, one row per requirement.")
+    group.addoption("--summary-md", default=None, metavar="PATH", help="Write the Markdown summary here.")
+    group.addoption(
         "--disable",
         action="append",
         default=[],
@@ -112,7 +143,7 @@ def read_options(config: pytest.Config) -> Options:
         rid, sep, reason = item.partition("=")
         if not sep or not reason.strip():
             raise pytest.UsageError(f"--disable needs ID=REASON (a reason is mandatory), got {item!r}")
-        disabled[rid.strip()] = reason.strip()
+        disabled[_known_id("--disable", rid.strip())] = reason.strip()
     return Options(
         host_url=url.rstrip("/") if url else None,
         host_token=Secret(token) if token else None,
@@ -122,7 +153,36 @@ def read_options(config: pytest.Config) -> Options:
         report=config.getoption("report"),
         disabled=disabled,
         max_answer_bytes=int(cap),
+        requirements=tuple(config.getoption("requirement") or ()),
+        profiles=_profiles(config.getoption("profile") or ()),
+        baseline=config.getoption("baseline"),
+        junit=config.getoption("junit"),
+        summary_md=config.getoption("summary_md"),
     )
+
+
+def _profiles(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    from conformance.requirements import GRADED_PROFILES
+
+    chosen = [name.strip() for value in values for name in value.split(",") if name.strip()]
+    unknown = sorted(set(chosen) - set(GRADED_PROFILES))
+    if unknown:
+        choices = ", ".join(GRADED_PROFILES)
+        raise pytest.UsageError(f"--profile: unknown profile(s) {unknown}; choose from {choices}")
+    return tuple(dict.fromkeys(chosen))
+
+
+def _known_id(option: str, requirement_id: str) -> str:
+    """A registered id (an alias counts, reported under its current id); a usage error otherwise."""
+    from conformance import requirements
+
+    try:
+        return requirements.get(requirement_id).id
+    except requirements.UnknownRequirement:
+        raise pytest.UsageError(
+            f"{option}: {requirement_id!r} is not a requirement id "
+            "(list them: openwop-memory-conformance requirements)"
+        ) from None
 
 
 def _number(name: str, raw: str | None, default: float, kind: type[float] | type[int]) -> float:

@@ -34,6 +34,7 @@ from conformance.embedded import EmbeddedHost, boot_embedded
 from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
 from conformance.paths import scenarios_dir
+from conformance.publish import publish
 from conformance.report import (
     RunRecord,
     TestRecord,
@@ -41,7 +42,6 @@ from conformance.report import (
     build_bundle,
     discovery_record,
     table_lines,
-    write_bundle,
 )
 from conformance.secrecy import scrub
 from conformance.verdict import Verdict, overall_outcome
@@ -400,8 +400,7 @@ class ResultCollector:
         options = self.config.stash[OPTIONS]
         bundle = build_bundle(self.run, options.public(), int(exitstatus))
         self.config.stash[BUNDLE] = bundle
-        if options.report:
-            write_bundle(options.report, bundle)
+        publish(bundle, options)
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         bundle = config.stash.get(BUNDLE, None)

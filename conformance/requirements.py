@@ -11,6 +11,9 @@ from conformance.evidence import known
 from conformance.paths import data_path
 
 LEVELS = ("MUST", "SHOULD", "MAY")
+# The profiles a host advertises and a run certifies; the registry's other profiles (discovery,
+# common: auth and errors) are graded with every run.
+GRADED_PROFILES = ("compaction", "distillation", "retention")
 
 
 @dataclass(frozen=True)
