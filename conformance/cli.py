@@ -1,8 +1,14 @@
-"""`openwop-memory-conformance`: run the suite with a friendly summary, or list the requirements.
+"""`openwop-memory-conformance`: run the suite with a friendly summary, explain a requirement, or list
+the requirements.
 
 `run` is a thin front end over the same pytest plugin (`pytest --host-url …`): it checks first that
 the host can be graded (reachable, usable discovery, keys accepted: one line and exit 2 if not),
 runs the bundled scenarios in-process, then renders the verdict table from the JSON result bundle.
+What follows `--` goes to pytest unchanged. `explain` and `requirements --json` link each requirement
+to the scenario tests that grade it (conformance/scenario_index.py) and its common causes of failure.
+
+Exit codes are pytest's, so that `run` and `pytest --host-url` mean the same thing by them; a usage
+error of this command line is 4 (pytest's USAGE_ERROR), never 2, which means "could not start".
 
 Built on `argparse` and plain text, not a CLI framework: the grading install stays small, and the
 output is the same in a terminal, a CI log or a pipe.
@@ -19,6 +25,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
+import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,10 +33,11 @@ from typing import Any
 
 import pytest
 
-from conformance import requirements
+from conformance import explain, requirements, scenario_index
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
 from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_problem
 from conformance.paths import scenarios_dir
+from conformance.report import ranked_rows
 from conformance.secrecy import Secret, scrub
 
 PROG = "openwop-memory-conformance"
@@ -41,6 +49,20 @@ CELL_WIDTH = 48
 MIN_LAST_WIDTH = 30
 COLUMN_GAP = "  "
 PARALLEL_EXTRA = f"pip install '{PROG}[parallel]'"
+EXIT_OK = int(pytest.ExitCode.OK)
+EXIT_FAILED = int(pytest.ExitCode.TESTS_FAILED)
+EXIT_INTERNAL_ERROR = int(pytest.ExitCode.INTERNAL_ERROR)
+EXIT_USAGE_ERROR = int(pytest.ExitCode.USAGE_ERROR)
+EXIT_NOTHING_SELECTED = int(pytest.ExitCode.NO_TESTS_COLLECTED)
+EXIT_CODES = (
+    (EXIT_OK, "passed: nothing failed (BLOCKED does not fail without --require-behavior)"),
+    (EXIT_FAILED, "failed: a FAIL or an ERROR (or a BLOCKED under --require-behavior)"),
+    (EXIT_COULD_NOT_START, "could not start: host unreachable, discovery unusable, or a key refused"),
+    (EXIT_INTERNAL_ERROR, "internal error of the suite (please report it)"),
+    (EXIT_USAGE_ERROR, "usage error: a bad option, value or requirement id"),
+    (EXIT_NOTHING_SELECTED, "nothing selected: no test matched (e.g. --requirement, -k)"),
+)
+EPILOG = "exit codes:\n" + "\n".join(f"  {code}  {meaning}" for code, meaning in EXIT_CODES)
 
 
 def _at_least(kind: Callable[[str], float], minimum: float) -> Callable[[str], Any]:
@@ -137,27 +159,72 @@ class RunOptions:
     tenant_b_token: str | None
     report: Path | None
     junit: Path | None
+    summary_md: Path | None
+    baseline: Path | None
+    profiles: tuple[str, ...]
     require_behavior: bool
     request_timeout: float
     max_answer_bytes: int
     workers: int
     disable: list[str]
+    requirements: tuple[str, ...] = ()  # --requirement: ids or globs, passed to the plugin
+    pytest_extra: tuple[str, ...] = ()  # what followed `--`, for pytest unchanged
+
+
+class UsageError(Exception):
+    """A command line this program cannot act on: one line on stderr, exit 4."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and exit 4, not the usage block and exit 2.
+
+    Why: 2 is "could not start" (the host), and a CI log should show one line saying what was wrong.
+    """
+
+    def error(self, message: str) -> Any:  # argparse's hook; never returns
+        self.exit(EXIT_USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The command line: `run` and `requirements`, with the same options the typer version had."""
-    parser = argparse.ArgumentParser(prog=PROG, description="OpenWOP memory conformance suite.")
+    """The command line: `run`, `explain` and `requirements`."""
+    parser = Parser(
+        prog=PROG,
+        description="OpenWOP memory conformance suite.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser(
         "run",
-        help="Run every scenario against a host and print the verdict table.",
-        description="Run every scenario against a host and print the verdict table.",
+        help="Run the scenarios against a host and print the verdict table.",
+        description="Run the scenarios against a host and print the verdict table. "
+        "Arguments after `--` go to pytest unchanged, e.g. `run --host-url=URL -- -x -k expiry`.",
+        usage=f"{PROG} run [options] [-- PYTEST_ARGS...]",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.set_defaults(command_parser=run)  # so that a bad environment value is reported as `run`'s
     for option in ENV_OPTIONS:
         _add_env_option(run, option)
     run.add_argument("--report", type=Path, metavar="PATH", help="Write the JSON result bundle here.")
-    run.add_argument("--junit", type=Path, metavar="PATH", help="Also write JUnit XML here.")
+    run.add_argument(
+        "--junit", type=Path, metavar="PATH", help="Also write JUnit XML here, one row per requirement."
+    )
+    run.add_argument("--summary-md", type=Path, metavar="PATH", help="Also write the Markdown summary here.")
+    run.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="known.yaml",
+        help="Known failures (id, reason, link, expires): listed ones are BASELINED and do not fail the run.",
+    )
+    run.add_argument(
+        "--profile",
+        dest="profiles",
+        action="append",
+        default=[],
+        metavar="NAME[,NAME]",
+        help="Grade only these profiles (compaction, distillation, retention), with a verdict for each.",
+    )
     run.add_argument(
         "--workers",
         type=_integer,
@@ -171,10 +238,37 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID=REASON",
         help="ID=REASON: opt a requirement out (repeatable).",
     )
+    run.add_argument(
+        "--requirement",
+        dest="requirements",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="Run only the tests that grade this requirement (repeatable; an alias or a glob such as "
+        "'p11.expiry.*').",
+    )
+    explaining = commands.add_parser(
+        "explain",
+        help="Explain a requirement: sentence, gate, scenario tests, how to rerun, common causes.",
+        description="Explain requirements: sentence, section, level, evidence surfaces, what makes them "
+        "UNSUPPORTED or BLOCKED, the scenario tests that grade them, how to rerun them, and common "
+        "causes of failure.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    explaining.add_argument(
+        "ids", nargs="+", metavar="ID", help="A requirement id, an alias, or a glob such as 'p11.expiry.*'."
+    )
+    explaining.add_argument(
+        "--json", dest="as_json", action="store_true", help="Print a JSON array, one object per requirement."
+    )
     listing = commands.add_parser(
         "requirements",
         help="List the requirement registry (id, level, section, sentence).",
-        description="List the requirement registry (id, level, section, sentence).",
+        description="List the requirement registry (id, level, section, sentence); with --json, every "
+        "field plus the scenario tests that grade each requirement and its common causes of failure.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     listing.add_argument("--json", dest="as_json", action="store_true", help="Print JSON.")
     return parser
@@ -191,7 +285,9 @@ def _add_env_option(parser: argparse.ArgumentParser, option: EnvOption) -> None:
         )
 
 
-def run_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> RunOptions:
+def run_options(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, pytest_extra: Sequence[str] = ()
+) -> RunOptions:
     """Fill what the command line left out from the environment (empty = unset), then the default."""
     values: dict[str, Any] = {}
     for option in ENV_OPTIONS:
@@ -206,13 +302,27 @@ def run_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Ru
     for key in ("host_token", "tenant_b_token"):
         if values[key]:
             Secret(values[key])  # registered with the scrubber before anything can print it
+    for pattern in args.requirements:
+        try:
+            explain.resolve(pattern)
+        except requirements.UnknownRequirement as exc:
+            parser.error(f"argument --requirement: {exc.args[0]} (list them: {PROG} requirements)")
     return RunOptions(
-        report=args.report, junit=args.junit, workers=args.workers, disable=args.disable, **values
+        report=args.report,
+        junit=args.junit,
+        summary_md=args.summary_md,
+        baseline=args.baseline,
+        profiles=tuple(args.profiles),
+        workers=args.workers,
+        disable=args.disable,
+        requirements=tuple(args.requirements),
+        pytest_extra=tuple(pytest_extra),
+        **values,
     )
 
 
 def run(options: RunOptions) -> int:
-    """Run every scenario against a host and print the verdict table; the exit code is pytest's."""
+    """Run the scenarios against a host and print the verdict table; the exit code is pytest's."""
     if options.workers > 0 and not _has_xdist():
         print(
             f"openwop: --workers needs pytest-xdist; install the parallel extra: {PARALLEL_EXTRA}",
@@ -225,13 +335,19 @@ def run(options: RunOptions) -> int:
             print(scrub(f"openwop: {options.host_url}: {problem}"), file=sys.stderr)
             return EXIT_COULD_NOT_START
     bundle_path = options.report or Path(tempfile.mkdtemp(prefix="openwop-")) / "bundle.json"
-    code = int(pytest.main(pytest_args(options, bundle_path)))
+    code = exit_code(int(pytest.main(pytest_args(options, bundle_path))))
     if not bundle_path.exists():
-        print("openwop: the suite produced no result bundle (see the output above)", file=sys.stderr)
-        return EXIT_COULD_NOT_START if code not in (0, 1) else code
+        if code in (EXIT_OK, EXIT_FAILED):
+            print("openwop: the suite produced no result bundle (see the output above)", file=sys.stderr)
+        return code
     bundle = json.loads(bundle_path.read_text(encoding="utf-8"))
     print(scrub("\n".join(verdict_lines(bundle, options.report))))
-    return code if code in (0, 1) else EXIT_COULD_NOT_START
+    return code
+
+
+def exit_code(pytest_code: int) -> int:
+    """pytest's exit code, which is ours (see EXIT_CODES); anything else it may return is internal."""
+    return pytest_code if pytest_code in {code for code, _ in EXIT_CODES} else EXIT_INTERNAL_ERROR
 
 
 def _has_xdist() -> bool:
@@ -261,10 +377,17 @@ def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
     if options.require_behavior:
         args.append("--require-behavior")
     if options.junit:
-        args.append(f"--junitxml={options.junit}")
+        args.append(f"--junit={options.junit}")
+    if options.summary_md:
+        args.append(f"--summary-md={options.summary_md}")
+    if options.baseline:
+        args.append(f"--baseline={options.baseline}")
+    args += [f"--profile={p}" for p in options.profiles]
     if options.workers:
         args += ["-n", str(options.workers)]
-    return args + [f"--disable={d}" for d in options.disable]
+    args += [f"--disable={d}" for d in options.disable]
+    args += [f"--requirement={r}" for r in options.requirements]
+    return args + list(options.pytest_extra)
 
 
 def _startup_check(url: str, options: RunOptions) -> str | None:
@@ -290,14 +413,18 @@ def verdict_lines(bundle: dict[str, Any], report: Path | None) -> list[str]:
     host = bundle.get("host") or {}
     impl = host.get("implementation") or {}
     title = f"{impl.get('name', 'host')} {impl.get('version', '')} at {host.get('url', '?')}"
+    graded = [row for row in ranked_rows(bundle["requirements"]) if row["outcome"] != "NOT-RUN"]
     rows = [
         (row["outcome"], row["level"], str(row["assertions"]), row["id"], row.get("reason") or "")
-        for row in bundle["requirements"]
+        for row in graded
     ]
-    totals = ", ".join(f"{n} {k}" for k, n in bundle["totals"].items() if n)
-    failing = bundle["totals"]["FAIL"] + bundle["totals"]["ERROR"]
-    verdict = "NOT CONFORMING" if failing else "CONFORMING (for the requirements exercised)"
-    lines = [f"OpenWOP memory conformance — {title}", *table(VERDICT_COLUMNS, rows), f"{totals} — {verdict}"]
+    lines = [f"OpenWOP memory conformance — {title}", *table(VERDICT_COLUMNS, rows)]
+    if len(graded) < len(bundle["requirements"]):
+        lines.append(f"NOT-RUN: {len(bundle['requirements']) - len(graded)} requirements (see the bundle)")
+    verdict = bundle.get("verdict") or {}
+    lines.append(verdict.get("line") or ", ".join(f"{n} {k}" for k, n in bundle["totals"].items() if n))
+    lines += [f"  {reason}" for reason in verdict.get("reasons", [])[1:]]
+    lines += [f"  {p['profile']}: {p['verdict']}" for p in verdict.get("profiles", [])]
     if report:
         lines.append(f"result bundle: {report}")
     return lines
@@ -327,10 +454,15 @@ def _fold(text: str, width: int) -> list[str]:
 
 
 def list_requirements(as_json: bool) -> int:
-    """List the requirement registry (id, level, section, sentence)."""
+    """List the requirement registry (id, level, section, sentence); as JSON, with tests and causes."""
     rows = list(requirements.registry().values())
     if as_json:
-        print(json.dumps([r.__dict__ for r in rows], indent=2, ensure_ascii=False))
+        tests = scenario_index.tests_by_requirement()
+        listed = [
+            {**r.__dict__, "tests": list(tests.get(r.id, ())), "causes": list(explain.causes_for(r.id))}
+            for r in rows
+        ]
+        print(json.dumps(listed, indent=2, ensure_ascii=False))
         return 0
     cells = [
         (r.id, r.level, r.section, r.sentence + (f" (untestable: {r.untestable})" if r.untestable else ""))
@@ -341,20 +473,66 @@ def list_requirements(as_json: bool) -> int:
     return 0
 
 
+def explain_requirements(patterns: Sequence[str], as_json: bool) -> int:
+    """Explain every requirement the ids, aliases and globs name, in the order named, each once."""
+    matches: dict[str, explain.Match] = {}
+    for pattern in patterns:
+        try:
+            found = explain.resolve(pattern)
+        except requirements.UnknownRequirement as exc:
+            raise UsageError(f"explain: {exc.args[0]} (list them: {PROG} requirements)") from None
+        for match in found:
+            matches.setdefault(match.requirement.id, match)
+    data = [explain.explanation(m) for m in matches.values()]
+    if as_json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print("\n\n".join("\n".join(explain.text_lines(d)) for d in data))
+    return EXIT_OK
+
+
+def split_pytest_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """This command line, and what follows its first `--` (pytest's arguments, unchanged)."""
+    argv = list(argv)
+    if "--" not in argv:
+        return argv, []
+    at = argv.index("--")
+    return argv[:at], argv[at + 1 :]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code (2 = usage error or could not start)."""
+    """Entry point of the console script; returns the exit code (EXIT_CODES, in --help too)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    own, extra = split_pytest_args(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(own)
     try:
-        if args.command == "run":
-            return run(run_options(args.command_parser, args))
-        if args.command == "requirements":
-            return list_requirements(args.as_json)
+        return _dispatch(args, extra)
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE_ERROR
+    except scenario_index.CollectionFailed as exc:
+        print(f"{PROG}: internal error: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
     except BrokenPipeError:  # `… | head`: the reader left, which is not an error of ours
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    parser.print_help(sys.stderr)  # no command: say what there is, and fail like any usage error
-    return 2
+    except Exception:  # a bug of ours: the traceback to report, and an exit code that says so
+        print(scrub(traceback.format_exc()), file=sys.stderr, end="")
+        print(f"{PROG}: internal error (please report it with the traceback above)", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
+    """Run the command asked for; arguments after `--` belong to `run` alone."""
+    if extra and args.command != "run":
+        raise UsageError(f"only `run` passes arguments after `--` to pytest (got: {' '.join(extra)})")
+    if args.command == "run":
+        return run(run_options(args.command_parser, args, extra))
+    if args.command == "explain":
+        return explain_requirements(args.ids, args.as_json)
+    if args.command == "requirements":
+        return list_requirements(args.as_json)
+    raise UsageError(f"choose a command: run, explain or requirements (see {PROG} --help)")
 
 
 if __name__ == "__main__":

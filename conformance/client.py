@@ -31,6 +31,8 @@ from urllib.parse import quote
 import httpcore
 import httpx
 
+from conformance import exchanges
+from conformance.exchanges import Exchange
 from conformance.outcomes import HostError, HostFailure
 from conformance.secrecy import Secret
 
@@ -128,8 +130,13 @@ class HostClient:
             sent_headers["Content-Type"] = "application/json"
         sent_headers.update(headers or {})
         where = f"{method} {path}"
-        status, answer_headers, data = self._exchange(where, method, path, content, sent_headers, params)
+        try:
+            status, answer_headers, data = self._exchange(where, method, path, content, sent_headers, params)
+        except HostError:
+            exchanges.record(Exchange(method, path, None, _excerpt_of(content)))
+            raise
         text = _text(data, answer_headers)
+        exchanges.record(Exchange(method, path, status, _excerpt_of(content), text[: exchanges.EXCERPT]))
         body, problem = _body(data)
         if status >= 500 and not allow_5xx:
             message = f"{where}: host answered {status} ({_error_excerpt(body, text)})"
@@ -181,6 +188,13 @@ class HostClient:
             raise HostError(f"{where}: transport failure ({type(exc).__name__})") from None
         finally:
             _DEADLINE.reset(reset)
+
+
+def _excerpt_of(content: bytes | str | None) -> str | None:
+    if content is None:
+        return None
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+    return text[: exchanges.EXCERPT]
 
 
 def json_problem(reply: Reply) -> str:

@@ -27,6 +27,24 @@ SURFACES: dict[str, str] = {
     "retention-retrieval": "the retrieval answer (POST …/projects/{project}/retrieve)",
 }
 
+# The request a check on each surface reads, as (method, path pattern; "" matches any): a failed
+# check's message names the latest exchange that matches (conformance/exchanges.py).
+SURFACE_ROUTES: dict[str, tuple[str, str]] = {
+    "discovery": ("GET", r"^/\.well-known/openwop"),
+    "seam-answer": ("POST", r""),
+    "read-route": ("GET", r"^/v1/memory/"),
+    "event-log": ("GET", r"^/v1/host/events"),
+    "archive-route": ("GET", r"/memory/archives"),
+    "workspace": ("GET", r"^/v1/host/workspace/files"),
+    "error-answer": ("", r""),
+    "retention-memories": ("GET", r"/projects/[^/]+/memories"),
+    "retention-run": ("POST", r"/projects/[^/]+/runs"),
+    "retention-restore": ("POST", r"/restore"),
+    "retention-status": ("GET", r"/projects/[^/]+/status"),
+    "retention-compaction-report": ("GET", r"/compaction-report"),
+    "retention-retrieval": ("POST", r"/retrieve"),
+}
+
 
 class UnknownSurface(ValueError):
     """A check or registry row named a surface outside the vocabulary (a suite bug)."""

@@ -40,7 +40,9 @@ from typing import Any, Generic, TypeVar
 
 import pytest
 
+from conformance import exchanges
 from conformance.context import Driver, Session
+from conformance.exchanges import Exchange
 from conformance.outcomes import ScenarioStop
 
 R = TypeVar("R")
@@ -49,11 +51,15 @@ R = TypeVar("R")
 class Observed(Generic[R]):
     """What one driver observed (`record`) and how it ended (`failure`: None when it finished)."""
 
-    def __init__(self, record: R, failure: Exception | None = None) -> None:
+    def __init__(
+        self, record: R, failure: Exception | None = None, log: list[Exchange] | None = None
+    ) -> None:
         self.record = record
         self.failure = failure
+        self.log = log or []  # the driver's HTTP exchanges, for the messages of failed checks
 
     def __enter__(self) -> R:
+        exchanges.show(self.log)
         return self.record
 
     def __exit__(
@@ -86,11 +92,12 @@ def per_requirement(ids: Iterable[str], argname: str = "rid") -> Any:
 
 def observe(host: Driver, driver: Callable[[Driver, R], None], record: R) -> Observed[R]:
     """Run `driver` over `record`, keeping whatever it filled in before it stopped."""
-    try:
-        driver(host, record)
-    except Exception as exc:
-        return Observed(record, exc)
-    return Observed(record)
+    with exchanges.logging_into([]) as log:
+        try:
+            driver(host, record)
+        except Exception as exc:
+            return Observed(record, exc, log)
+    return Observed(record, None, log)
 
 
 def drive_once(

@@ -14,6 +14,9 @@ class Outcome(StrEnum):
     BLOCKED = "BLOCKED"
     ERROR = "ERROR"
     DISABLED = "DISABLED"
+    # Run-level outcomes, given to a requirement by the run rather than by its checks:
+    BASELINED = "BASELINED"  # it failed as a --baseline entry says it does: a known failure
+    NOT_RUN = "NOT-RUN"  # a partial run (-k, -x, --requirement …) did not grade it
 
 
 # Worst first: when several outcomes meet (checks of one requirement, requirements of one test),
@@ -22,10 +25,12 @@ SEVERITY: tuple[Outcome, ...] = (
     Outcome.FAIL,
     Outcome.ERROR,
     Outcome.BLOCKED,
+    Outcome.BASELINED,
     Outcome.WARN,
     Outcome.PASS,
     Outcome.DISABLED,
     Outcome.UNSUPPORTED,
+    Outcome.NOT_RUN,
 )
 
 SHORT_LETTER = {
@@ -36,6 +41,8 @@ SHORT_LETTER = {
     Outcome.BLOCKED: "B",
     Outcome.ERROR: "E",
     Outcome.DISABLED: "d",
+    Outcome.BASELINED: "k",
+    Outcome.NOT_RUN: "-",
 }
 
 

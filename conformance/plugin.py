@@ -7,6 +7,7 @@ without paths.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import shutil
@@ -19,6 +20,9 @@ from typing import Any
 
 import pytest
 
+from conformance import exchanges, requirements, selection
+from conformance.baseline import Baseline, BaselineError
+from conformance.baseline import load as load_baseline
 from conformance.client import HostClient
 from conformance.context import Scenario, Session
 from conformance.discovery import (
@@ -31,6 +35,7 @@ from conformance.discovery import (
     startup_problem,
 )
 from conformance.embedded import EmbeddedHost, boot_embedded
+from conformance.messages import message, rerun_command
 from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
 from conformance.paths import scenarios_dir
@@ -54,6 +59,8 @@ OPTIONS = pytest.StashKey[Options]()
 RUN = pytest.StashKey[RunRecord]()
 VERDICT = pytest.StashKey[Verdict]()
 BUNDLE = pytest.StashKey[dict]()
+BASELINE = pytest.StashKey["Baseline | None"]()
+SELECTION = pytest.StashKey[selection.Selection]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -62,13 +69,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "requirement(*ids): registered requirement ids this scenario checks")
+    for level in requirements.LEVELS:
+        config.addinivalue_line("markers", f"{level.lower()}: grades a {level} requirement")
+    for profile in sorted({r.profile for r in requirements.registry().values()}):
+        config.addinivalue_line("markers", f"{profile}: grades a requirement of the {profile} profile")
     options = read_options(config)
     config.stash[OPTIONS] = options
     config.stash[RUN] = RunRecord()
+    try:
+        config.stash[BASELINE] = load_baseline(options.baseline) if options.baseline else None
+    except BaselineError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SELECTION] = selection.Selection(
+        options.requirements, options.profiles, selection.narrowing(config, options.requirements)
+    )
     if options.host_url and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(scenarios_dir())]
+    elif options.host_url:
+        config.args = [_bundled(arg, Path(config.invocation_params.dir)) for arg in config.args]
     if _is_controller(config):
         config.pluginmanager.register(ResultCollector(config), "openwop-result-collector")
+    if getattr(config.option, "allure_report_dir", None):  # allure-pytest with --alluredir
+        from conformance.allure_bridge import register
+
+        register(config)
+
+
+def _bundled(arg: str, cwd: Path) -> str:
+    """A path or node id as pytest printed it for a bundled scenario (relative to the scenarios folder,
+    e.g. `common/test_errors.py::test_x`), made absolute, so what the terminal shows reruns as shown
+    from the folder it was run in; anything that exists from `cwd` is left alone."""
+    path, sep, rest = str(arg).partition("::")
+    if not path or (cwd / path).exists() or not (scenarios_dir() / path).exists():
+        return arg
+    return f"{scenarios_dir() / path}{sep}{rest}"
 
 
 def _is_controller(config: pytest.Config) -> bool:
@@ -145,6 +179,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     default) goes to a temporary folder, unless HYPOTHESIS_STORAGE_DIRECTORY says where it belongs."""
     for item in items:
         item.extra_keyword_matches.update(_declared(item))
+        _mark_levels_and_profiles(item)
+    _narrow(config, items)
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return
     root = scenarios_dir()
@@ -155,6 +191,30 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     home = tempfile.mkdtemp(prefix="openwop-hypothesis-")
     set_hypothesis_home_dir(home)
     session.config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
+
+
+def _mark_levels_and_profiles(item: pytest.Item) -> None:
+    """Markers for what a test grades, so `-m must` or `-m "retention and not may"` selects by level
+    and profile (this runs before `-m` deselects)."""
+    for rid in _declared(item):
+        spec = requirements.get(rid)
+        item.add_marker(spec.level.lower())
+        item.add_marker(spec.profile)
+
+
+def _narrow(config: pytest.Config, items: list[Any]) -> None:
+    """`--requirement` and `--profile`: deselect the scenario tests that grade none of what was asked."""
+    options = config.stash[OPTIONS]
+    if not options.requirements and not options.profiles:
+        return
+    wanted = selection.matching(options.requirements) if options.requirements else None
+    kept, dropped = [], []
+    for item in items:
+        declared = _declared(item)
+        (kept if not declared or selection.keep(declared, wanted, options.profiles) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 # -- fixtures ------------------------------------------------------------------------------------
@@ -234,6 +294,7 @@ def _declared(item: pytest.Item) -> tuple[str, ...]:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     declared = _declared(item)
+    exchanges.start_test_log()
     if declared:
         disabled = item.config.stash[OPTIONS].disabled
         item.stash[VERDICT] = Verdict(declared, {k: v for k, v in disabled.items() if k in declared})
@@ -299,22 +360,16 @@ def _finish(
     error: str | None,
 ) -> None:
     options = item.config.stash[OPTIONS]
-    results = verdict.resolve(stop, error)
+    results = _baselined(verdict.resolve(stop, error), item.config.stash[BASELINE])
     outcome = overall_outcome(results)
     reason = scrub(bounded_text(_test_reason(results, outcome), TEST_REASON_LIMIT)) or None
+    messages = {r.id: _message(r, options.host_url) for r in results if r.outcome is not Outcome.PASS}
+    text = scrub("\n".join(messages[r.id] for r in results if r.outcome == outcome and r.id in messages))
     payload = {
         "outcome": outcome.value,
         "reason": reason,
-        "requirements": [
-            {
-                "id": r.id,
-                "outcome": r.outcome.value,
-                "assertions": r.assertions,
-                "reason": bounded_text(r.reason, REASON_LIMIT) if r.reason else r.reason,
-                "evidence": [_bounded_item(e) for e in r.evidence[:EVIDENCE_ITEMS]],
-            }
-            for r in results
-        ],
+        "message": text or None,
+        "requirements": [_requirement_payload(r, messages.get(r.id), options.host_url) for r in results],
     }
     report.user_properties.append((PROPERTY, scrub(json.dumps(payload, ensure_ascii=False, default=str))))
     report.user_properties.append(("openwop.outcome", outcome.value))
@@ -323,13 +378,67 @@ def _finish(
     keep_traceback = error is not None and stop is None and not error.startswith("setup")
     if fails_run(outcome, require_behavior=options.require_behavior):
         report.outcome = "failed"
-        report.longrepr = scrub(str(report.longrepr)) if keep_traceback else f"{outcome.value}: {reason}"
+        report.longrepr = f"{scrub(str(report.longrepr))}\n\n{text}" if keep_traceback else text
     elif outcome in (Outcome.PASS, Outcome.WARN):
         report.outcome = "passed"
         report.longrepr = None
     else:
         report.outcome = "skipped"
-        report.longrepr = (location[0], location[1], f"{outcome.value}: {reason}")
+        report.longrepr = (location[0], location[1], text or f"{outcome.value}: {reason}")
+
+
+def _baselined(results: list[Any], baseline: Baseline | None) -> list[Any]:
+    """Known failures listed in --baseline become BASELINED (the reason says which entry)."""
+    if baseline is None:
+        return results
+    today = dt.datetime.now(dt.UTC).date()
+    for r in results:
+        if baseline.applies(r.id, r.outcome, today):
+            entry = baseline.entries[r.id]
+            until = entry.expires.isoformat()
+            r.reason = f"baselined ({entry.reason}; until {until}); was {r.outcome.value}: {r.reason}"
+            r.outcome = Outcome.BASELINED
+    return results
+
+
+def _message(result: Any, host_url: str | None) -> str:
+    return message(
+        result.id,
+        result.outcome,
+        reason=bounded_text(result.reason, REASON_LIMIT) if result.reason else None,
+        request=result.request,
+        expected=result.expected,
+        observed=result.observed,
+        host_url=host_url,
+    )
+
+
+def _requirement_payload(result: Any, text: str | None, host_url: str | None = None) -> dict[str, Any]:
+    """One requirement's result as it crosses to the controller (and into the bundle)."""
+    found = {
+        "id": result.id,
+        "outcome": result.outcome.value,
+        "assertions": result.assertions,
+        "reason": bounded_text(result.reason, REASON_LIMIT) if result.reason else result.reason,
+        "evidence": [_bounded_item(e) for e in result.evidence[:EVIDENCE_ITEMS]],
+    }
+    if text is not None:
+        found |= {
+            "message": text,
+            "request": result.request,
+            "expected": bounded_text(result.expected, REASON_LIMIT) if result.expected else None,
+            "observed": _observed_field(result.observed),
+            "rerun": rerun_command(result.id, host_url),
+        }
+    return found
+
+
+def _observed_field(observed: Any) -> Any:
+    """Observed evidence as JSON the bundle can hold: structured values as they are (already bounded
+    by verdict.py), anything else as bounded text."""
+    if observed is None or isinstance(observed, (dict, list, int, float, bool)):
+        return observed
+    return bounded_text(str(observed), REASON_LIMIT)
 
 
 def _bounded_item(item: dict[str, Any]) -> dict[str, Any]:
@@ -398,19 +507,48 @@ class ResultCollector:
         if not self.run.tests:
             return
         options = self.config.stash[OPTIONS]
-        bundle = build_bundle(self.run, options.public(), int(exitstatus))
+        baseline = self._baseline_record()
+        if baseline and baseline["problems"] and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a stale or expired entry fails the run
+        bundle = build_bundle(
+            self.run, options.public(), int(session.exitstatus), self.config.stash[SELECTION], baseline
+        )
         self.config.stash[BUNDLE] = bundle
         publish(bundle, options)
+
+    def _baseline_record(self) -> dict[str, Any] | None:
+        """The baseline as the bundle records it: its entries and what about it fails the run."""
+        baseline = self.config.stash[BASELINE]
+        if baseline is None:
+            return None
+        outcomes: dict[str, str] = {}
+        for test in self.run.tests:
+            for row in test.requirements:
+                outcomes.setdefault(row["id"], row["outcome"])
+                if row["outcome"] != Outcome.PASS.value:
+                    outcomes[row["id"]] = row["outcome"]
+        today = dt.datetime.now(dt.UTC).date()
+        return {
+            "path": baseline.path,
+            "entries": [e.as_json() for e in baseline.entries.values()],
+            "problems": baseline.problems(outcomes, today),
+        }
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         bundle = config.stash.get(BUNDLE, None)
         if not bundle or config.getoption("no_verdict_table"):
             return
         terminalreporter.section("OpenWOP conformance verdicts")
-        for line in table_lines(bundle["requirements"], width=terminalreporter._tw.fullwidth):
+        width = min(80, terminalreporter._tw.fullwidth)
+        for line in table_lines(bundle["requirements"], width=width):
             terminalreporter.write_line(line)
-        counts = ", ".join(f"{n} {k}" for k, n in bundle["totals"].items() if n)
-        terminalreporter.write_line(f"requirements: {counts}")
+        for row in bundle["requirements"]:
+            if row["outcome"] in ("WARN", "BASELINED") and row.get("message"):
+                terminalreporter.write_line(row["message"])  # pytest lists no passing or skipped test
+        verdict = bundle["verdict"]
+        terminalreporter.write_line(f"OpenWOP verdict: {verdict['line']}")
+        for reason in verdict["reasons"][1:]:
+            terminalreporter.write_line(f"  {reason}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import platform
-from collections.abc import Iterable
+import textwrap
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from conformance import __version__, requirements
-from conformance.outcomes import Outcome, worst
+from conformance.headline import run_verdict
+from conformance.outcomes import SEVERITY, Outcome, worst
 from conformance.secrecy import scrub
+from conformance.selection import Selection
 
 BUNDLE_VERSION = "1"
 # Whatever a host sends, a bundle stays small: host text reaches it only through these bounds (and
@@ -69,6 +72,7 @@ def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
                 "id": rid,
                 "section": spec.section,
                 "level": spec.level,
+                "profile": spec.profile,
                 "sentence": spec.sentence,
                 "outcome": outcome.value,
                 "assertions": sum(int(r["assertions"]) for _, r in entries),
@@ -81,9 +85,44 @@ def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
                 "evidence": [dict(e, test=nodeid) for nodeid, r in entries for e in r.get("evidence", [])][
                     :20
                 ],
+                **_explanation(entries, outcome),
             }
         )
     return rows
+
+
+def _explanation(entries: list[tuple[str, dict[str, Any]]], outcome: Outcome) -> dict[str, Any]:
+    """For a row that did not pass: the message, request, expected and observed of the first test that
+    gave it its outcome."""
+    if outcome is Outcome.PASS:
+        return {}
+    for _, r in entries:
+        if Outcome(r["outcome"]) == outcome and r.get("message"):
+            return {k: r.get(k) for k in ("message", "request", "expected", "observed", "rerun")}
+    return {}
+
+
+def not_run_rows(graded: Iterable[str], in_scope: Callable[[requirements.Requirement], bool]) -> list[dict]:
+    """A NOT-RUN row for every requirement in scope that no test graded (a partial run, `-x`)."""
+    done = set(graded)
+    return [
+        {
+            "id": r.id,
+            "section": r.section,
+            "level": r.level,
+            "profile": r.profile,
+            "sentence": r.sentence,
+            "outcome": Outcome.NOT_RUN.value,
+            "assertions": 0,
+            "reason": "not selected or not reached by this run",
+            "tests": [],
+            "surfaces": list(r.surfaces),
+            "surfacesObserved": [],
+            "evidence": [],
+        }
+        for r in requirements.registry().values()
+        if r.id not in done and in_scope(r)
+    ]
 
 
 def bounded_text(text: str, limit: int) -> str:
@@ -112,8 +151,20 @@ def totals(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def build_bundle(run: RunRecord, options: dict[str, Any], exit_code: int) -> dict[str, Any]:
-    rows = requirement_rows(run.tests)
+def build_bundle(
+    run: RunRecord,
+    options: dict[str, Any],
+    exit_code: int,
+    chosen: Selection | None = None,
+    baseline: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    chosen = chosen or Selection()
+    graded = requirement_rows(run.tests)
+    missing = not_run_rows([row["id"] for row in graded], chosen.in_scope)
+    rows = sorted(graded + missing, key=lambda row: row["id"])
+    partial = chosen.partial or bool(missing)
+    problems = (baseline or {}).get("problems", [])
+    verdict = run_verdict(rows, partial=partial, baseline_problems=problems, profiles=chosen.profiles)
     bundle = {
         "bundleVersion": BUNDLE_VERSION,
         "generatedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -125,6 +176,9 @@ def build_bundle(run: RunRecord, options: dict[str, Any], exit_code: int) -> dic
         "host": run.host or {},
         "discovery": run.discovery,
         "options": options,
+        "selection": chosen.as_json(row["id"] for row in missing) | {"partial": partial},
+        "verdict": verdict | {"exitCode": exit_code},
+        "baseline": baseline,
         "requirements": rows,
         "untestable": [
             {"id": r.id, "section": r.section, "level": r.level, "reason": r.untestable}
@@ -159,16 +213,26 @@ def write_bundle(path: str, bundle: dict[str, Any]) -> None:
     target.write_text(scrub(text) + "\n", encoding="utf-8")
 
 
-def table_lines(rows: list[dict[str, Any]], width: int = 100) -> list[str]:
-    """The verdict table for the pytest terminal: one line per requirement, cut at `width`.
+def ranked_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows that did not pass first, worst first (SEVERITY), then the passes; by id within each."""
+    order = {o.value: i for i, o in enumerate(SEVERITY)}
+    return sorted(rows, key=lambda r: (r["outcome"] == "PASS", order.get(r["outcome"], 99), r["id"]))
 
-    Compact on purpose (the reason only for what did not pass); the CLI's `run` prints the same rows
-    with every column and the full reason, folded rather than cut (`conformance.cli.table`).
-    """
-    lines = [f"{'OUTCOME':12} {'LEVEL':6} {'CHECKS':>6}  REQUIREMENT"]
-    for row in rows:
-        line = f"{row['outcome']:12} {row['level']:6} {row['assertions']:>6}  {row['id']}"
-        if row["outcome"] not in ("PASS",) and row.get("reason"):
-            line += f"  — {row['reason']}"
-        lines.append(line[:width] if len(line) > width else line)
+
+def table_lines(rows: list[dict[str, Any]], width: int = 80) -> list[str]:
+    """The verdict table for the pytest terminal: rows that did not pass first (worst first), then the
+    passes; a reason folds onto indented lines under its row instead of being cut, within `width`."""
+    order = {o.value: i for i, o in enumerate(SEVERITY)}
+    ranked = sorted(
+        rows, key=lambda r: (r["outcome"] == Outcome.PASS.value, order.get(r["outcome"], 99), r["id"])
+    )
+    lines = [f"{'OUTCOME':11} {'LEVEL':6} {'CHECKS':>6}  REQUIREMENT"]
+    not_run = [r for r in ranked if r["outcome"] == Outcome.NOT_RUN.value]
+    for row in (r for r in ranked if r["outcome"] != Outcome.NOT_RUN.value):
+        lines.append(f"{row['outcome']:11} {row['level']:6} {row['assertions']:>6}  {row['id']}")
+        if row["outcome"] != Outcome.PASS.value and row.get("reason"):
+            reason = " ".join(str(row["reason"]).split())
+            lines += textwrap.wrap(reason, width, initial_indent="    ", subsequent_indent="    ")
+    if not_run:
+        lines.append(f"{'NOT-RUN':11} {len(not_run)} requirements this run did not grade (see the bundle)")
     return lines

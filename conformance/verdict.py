@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance import requirements
+from conformance import exchanges, requirements
 from conformance.evidence import describe, known
 from conformance.outcomes import Outcome, ScenarioStop, worst
 from conformance.secrecy import scrub
@@ -36,9 +36,11 @@ class CheckRecord:
     note: str
     observed: Any
     surface: str
+    request: str | None = None  # "POST /v1/… → 200": the exchange the check read
 
     def as_json(self) -> dict[str, Any]:
-        return {"check": self.note, "passed": self.passed, "surface": self.surface, "observed": self.observed}
+        found = {"check": self.note, "passed": self.passed, "surface": self.surface}
+        return found | {"observed": self.observed} | ({"request": self.request} if self.request else {})
 
 
 @dataclass
@@ -48,6 +50,11 @@ class RequirementResult:
     assertions: int
     reason: str | None
     evidence: list[dict[str, Any]]
+    # What an implementer acts on, for an outcome that is not PASS: the request it rests on, what was
+    # expected (the failed check's statement) and what was observed (its evidence).
+    request: str | None = None
+    expected: str | None = None
+    observed: Any = None
 
 
 @dataclass
@@ -73,7 +80,9 @@ class Verdict:
     ) -> bool:
         """Count one piece of evidence, seen on `surface`; returns the condition for chaining."""
         self._declared(requirement_id)
-        record = CheckRecord(requirement_id, bool(condition), note, _bounded(evidence), known(surface))
+        request = _request_in(evidence) or exchanges.latest_for(known(surface))
+        shown = str(request) if request else None
+        record = CheckRecord(requirement_id, bool(condition), note, _bounded(evidence), surface, shown)
         self.records.append(record)
         return bool(condition)
 
@@ -100,7 +109,7 @@ class Verdict:
         return [r for r in self.records if not r.passed]
 
     def resolve(self, stop: ScenarioStop | None, error: str | None) -> list[RequirementResult]:
-        return [self._resolve_one(rid, stop, error) for rid in self.declared]
+        return [_explained(self._resolve_one(rid, stop, error), self.records) for rid in self.declared]
 
     def _resolve_one(self, rid: str, stop: ScenarioStop | None, error: str | None) -> RequirementResult:
         spec = requirements.get(rid)
@@ -155,6 +164,31 @@ class Verdict:
             reason = f"after {count} passing check(s): {error}"
             return RequirementResult(rid, Outcome.ERROR, count, reason, evidence)
         return RequirementResult(rid, Outcome.PASS, count, None, evidence)
+
+
+def _explained(result: RequirementResult, records: list[CheckRecord]) -> RequirementResult:
+    """Add request, expected and observed to a result that did not pass: from its first failed check,
+    else from the reason it stopped and the latest exchange of the test."""
+    if result.outcome in (Outcome.PASS, Outcome.DISABLED):
+        return result
+    failed = [r for r in records if r.requirement == result.id and not r.passed]
+    if failed:
+        first = failed[0]
+        result.request, result.expected, result.observed = first.request, first.note, first.observed
+        return result
+    latest = exchanges.current()
+    result.request = str(latest[-1]) if latest else None
+    result.expected = None
+    result.observed = result.reason
+    return result
+
+
+def _request_in(evidence: Any) -> str | None:
+    """The request a piece of evidence names itself (a `Reply.summary()`: request and status)."""
+    if isinstance(evidence, dict) and isinstance(evidence.get("request"), str):
+        status = evidence.get("status")
+        return f"{evidence['request']} → {status}" if isinstance(status, int) else evidence["request"]
+    return None
 
 
 def overall_outcome(results: list[RequirementResult]) -> Outcome:

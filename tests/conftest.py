@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from inprocess import run_pytest
+from inprocess import graded_rows, run_pytest
 
 from mutants.host import start as start_mutant
 from reference_host.config import HostConfig
@@ -149,13 +149,13 @@ class SuiteRun:
     bundle: dict | None
 
     def outcome(self, requirement_id: str) -> str | None:
-        for row in (self.bundle or {}).get("requirements", []):
+        for row in graded_rows(self.bundle):
             if row["id"] == requirement_id:
                 return row["outcome"]
         return None
 
     def outcomes(self) -> dict[str, str]:
-        return {row["id"]: row["outcome"] for row in (self.bundle or {}).get("requirements", [])}
+        return {row["id"]: row["outcome"] for row in graded_rows(self.bundle)}
 
 
 @pytest.fixture

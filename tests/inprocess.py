@@ -119,3 +119,9 @@ def run_pytest(
     with _isolated(env or {}) as buffer:
         code = pytest.main([*INNER_OPTIONS, *args], plugins=list(plugins))
     return int(code), buffer.getvalue()
+
+
+def graded_rows(bundle: dict | None) -> list[dict[str, Any]]:
+    """A bundle's rows of the requirements the run graded: a run of some scenario files also lists
+    every other requirement as NOT-RUN, which is not a verdict on the host."""
+    return [row for row in (bundle or {}).get("requirements", []) if row["outcome"] != "NOT-RUN"]

@@ -1,17 +1,22 @@
-"""`memory retention status|report|run|restore <project>` and `memory mcp`: retention from a shell.
+"""`memory retention status|report|run|restore <project>`, `memory import|export`, `memory mcp`.
 
 Why a CLI of its own: the retention document names these exact commands. Dry run is the default for
 `run` and `restore` ("Default retention runs are always --dry-run unless explicitly overridden"); only
 `--no-dry-run` changes rows. Time is an input (`--now`), like everywhere in the host. The readable
 output is rich tables; `--json` prints the wire shapes of docs/retention-profile.md instead.
 
+The database defaults to the host's own `./openwop-reference-host.db`. Only `memory import` creates
+a SQLite file; read-only commands (`status`, `report`, a dry `run`, `export`) on a file that does not
+exist answer as for an empty project (a note on stderr) and create nothing; writing commands refuse.
+
 Exit codes: 0 success, 1 a refused operation (restore of a memory that is not archived, a run that
-hit a concurrent change), 2 bad usage: arguments, config file, or a database that cannot be opened.
-The CLI never creates a SQLite file: a path that does not exist is an error, not an empty project.
+hit a concurrent change, an import conflicting with stored ids), 2 bad usage: arguments, config
+file, an invalid import file, or a database that cannot be opened.
 """
 
 from __future__ import annotations
 
+import enum
 import inspect
 import json
 import os
@@ -34,18 +39,23 @@ from reference_host.retention.states import Status
 if TYPE_CHECKING:
     from reference_host.retention.report import RetentionReport
 
+# The host's own default (`openwop-reference-host serve`), in the working directory.
+DEFAULT_DATABASE_FILE = "openwop-reference-host.db"
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    help="Project memory: Phase 11 retention diagnostics, runs and restore; MCP resources.",
+    help=(
+        "Project memory: Phase 11 retention diagnostics, runs and restore; import and export; MCP"
+        f" resources. The database defaults to ./{DEFAULT_DATABASE_FILE} (the host's own). Start with:"
+        " memory import demo --sample && memory retention run demo"
+    ),
 )
 retention_app = typer.Typer(
     no_args_is_help=True, help="Retention lifecycle of one project (dry run by default)."
 )
 app.add_typer(retention_app, name="retention")
-
-DEFAULT_DATABASE_FILE = "openwop-reference-host.db"
 
 
 def _label(value: str | None) -> str | None:
@@ -63,7 +73,10 @@ DatabaseOpt = Annotated[
     typer.Option(
         "--database-url",
         envvar="OPENWOP_DATABASE_URL",
-        help=f"SQLAlchemy URL (postgresql+psycopg://… too); default ./{DEFAULT_DATABASE_FILE}.",
+        help=(
+            f"SQLAlchemy URL (postgresql+psycopg://… too); default ./{DEFAULT_DATABASE_FILE}, the host's"
+            " own. Only `memory import` creates a missing SQLite file; read-only commands read it as empty."
+        ),
     ),
 ]
 TenantOpt = Annotated[
@@ -116,7 +129,18 @@ def _sqlite_file(url: sa.URL) -> Path | None:
     return Path(database)
 
 
-def open_database(url: str | None) -> sa.Engine:
+class Missing(enum.Enum):
+    """What `open_database` does when the SQLite file is absent: the command decides."""
+
+    REFUSE = "refuse"  # writing commands: a clear error (a mistyped path must not look empty)
+    EMPTY = "empty"  # read-only commands: answer as for an empty project, create nothing
+    CREATE = "create"  # `memory import`: the one command that creates the database
+
+
+_OPENED: list[sa.Engine] = []  # disposed by `main`, so SQLite's -wal/-shm files go with the process
+
+
+def open_database(url: str | None, missing: Missing = Missing.REFUSE) -> sa.Engine:
     """Engine on `url`, migrated to head (idempotent); any failure is one line and exit 2."""
     from reference_host.database import create_engine, upgrade
 
@@ -128,9 +152,18 @@ def open_database(url: str | None) -> sa.Engine:
     shown = parsed.render_as_string(hide_password=True)
     path = _sqlite_file(parsed)
     if path is not None and not path.is_file():
-        fail(f"no database at {path} (the memory CLI never creates one; check --database-url)")
+        if missing is Missing.REFUSE:
+            fail(f"no database at {path} (only `memory import` creates one; check --database-url)")
+        if missing is Missing.EMPTY:
+            err.print(
+                f"memory: no database at {path} yet: answering as for an empty project",
+                markup=False,
+                soft_wrap=True,
+            )
+            url = "sqlite://"  # a private in-memory database with the schema: zeros, nothing on disk
     try:
         engine = create_engine(url)
+        _OPENED.append(engine)
         upgrade(engine)
     except Exception as exc:  # the boundary: driver, network and migration errors all end here
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines() or [type(exc).__name__]
@@ -301,29 +334,43 @@ def resolve_target(
     repo: RepoOpt = None,
     mainline: MainlineOpt = None,
     as_json: JsonOpt = False,
+    *,
+    missing: Missing = Missing.EMPTY,
 ) -> Target:
     """The parameters status, report and run share, declared once and resolved in one order: Git
-    first, then `--now` and the config (argument errors need no database), then the database."""
+    first, then `--now` and the config (argument errors need no database), then the database.
+    `missing` (keyword-only, not an option) is what an absent SQLite file means to the command."""
     branches = branch_options(repo, mainline)
     moment = parse_now(now)
     settings = read_config(config)
-    return Target(open_database(database_url), tenant, project, moment, settings, branches, as_json)
+    engine = open_database(database_url, missing)
+    return Target(engine, tenant, project, moment, settings, branches, as_json)
 
 
-def project_command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def project_command(
+    name: str, *, writes: Callable[[dict[str, Any]], bool] = lambda _options: False
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """Register `command(target, **own_options)` as `memory retention <name> <project> [OPTIONS]`.
 
     Why: Typer reads a command's parameters from its signature and has no option groups, so status,
     report and run would each spell out, and resolve, the same eight. The signature Typer sees is the
     project argument, the command's own options, then `resolve_target`'s options (the `--help` order).
+    `writes(own_options)` says whether this invocation changes rows: then a missing database is an
+    error; otherwise it reads as an empty project.
     """
-    project_arg, *shared = inspect.signature(resolve_target, eval_str=True).parameters.values()
+    project_arg, *shared = (
+        p
+        for p in inspect.signature(resolve_target, eval_str=True).parameters.values()
+        if p.kind is not inspect.Parameter.KEYWORD_ONLY
+    )
 
     def register(command: Callable[..., None]) -> Callable[..., None]:
         _, *own = inspect.signature(command, eval_str=True).parameters.values()
 
         def invoke(**values: Any) -> None:
-            target = resolve_target(**{p.name: values.pop(p.name) for p in (project_arg, *shared)})
+            resolved = {p.name: values.pop(p.name) for p in (project_arg, *shared)}
+            missing = Missing.REFUSE if writes(values) else Missing.EMPTY
+            target = resolve_target(**resolved, missing=missing)
             command(target, **values)
 
         invoke.__signature__ = inspect.Signature([project_arg, *own, *shared])  # type: ignore[attr-defined]
@@ -391,7 +438,7 @@ def show_outcome(
         dry_run_notice(command, as_json)
 
 
-@project_command("run")
+@project_command("run", writes=lambda options: not options["dry_run"])
 def run_command(target: Target, dry_run: DryRunOpt = True) -> None:
     """Run retention on one project: a dry run unless --no-dry-run."""
     from reference_host.retention.engine import run_retention
@@ -425,6 +472,114 @@ def restore_command(
     )
     command = f"memory retention restore {project} {memory_id}"
     show_outcome(report, "Restore", command, tenant=tenant, as_json=as_json, counts=False)
+
+
+@app.command("import")
+def import_command(
+    project: ProjectArg,
+    file: Annotated[
+        str | None,
+        typer.Argument(
+            help="JSON array or JSON Lines of retention-memory records; - reads stdin.", show_default=False
+        ),
+    ] = None,
+    sample: Annotated[
+        bool, typer.Option("--sample", help="Import the bundled sample project instead of FILE.")
+    ] = False,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    as_json: JsonOpt = False,
+) -> None:
+    """Import memories into a project, all or nothing; creates the database if it does not exist.
+
+    Records stored exactly as given are skipped (a repeat import is a no-op); other clashing ids: exit 1.
+    """
+    from reference_host.retention.importing import (
+        SAMPLE_PROJECT_FILE,
+        BadRecord,
+        ImportRefused,
+        import_records,
+        parse_records,
+    )
+
+    if sample == (file is not None):
+        raise typer.BadParameter("give FILE or --sample, not both", param_hint="FILE")
+    source = str(SAMPLE_PROJECT_FILE) if sample else str(file)
+    try:
+        records = parse_records(read_text(source))
+    except BadRecord as exc:
+        fail(f"{_shown_source(source)}: {exc}; nothing was imported")
+    engine = open_database(database_url, Missing.CREATE)
+    try:
+        outcome = import_records(engine, tenant_id=tenant, project=project, records=records)
+    except ImportRefused as exc:
+        fail(f"{_shown_source(source)}: {exc}", code=1)
+    if as_json:
+        print_json(
+            {
+                "project": project,
+                "imported": len(outcome.imported),
+                "alreadyPresent": len(outcome.already_present),
+                "ids": outcome.imported,
+            }
+        )
+        return
+    out.print(
+        f"Imported {len(outcome.imported)} memories into project {project!r} (tenant {tenant!r}); "
+        f"{len(outcome.already_present)} already present.",
+        markup=False,
+        soft_wrap=True,
+    )
+
+
+def read_text(source: str) -> str:
+    """The import file (`-`: stdin) as UTF-8 text; an unreadable one is exit 2."""
+    try:
+        if source == "-":
+            return sys.stdin.buffer.read().decode("utf-8")
+        return Path(source).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        fail(f"cannot read {_shown_source(source)}: {reason}")
+
+
+def _shown_source(source: str) -> str:
+    return "stdin" if source == "-" else source
+
+
+@app.command("export")
+def export_command(
+    project: ProjectArg,
+    file: Annotated[
+        str | None, typer.Argument(help="Where to write; default (or -) stdout.", show_default=False)
+    ] = None,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+) -> None:
+    """Write a project's memories as JSON Lines, the input `memory import` reads (read-only).
+
+    One retention-memory record a line, by (createdAt, id); relations are not exported.
+    """
+    from reference_host.retention.exporting import export_lines
+
+    engine = open_database(database_url, Missing.EMPTY)
+    lines = export_lines(engine, tenant_id=tenant, project=project)
+    if file in (None, "-"):
+        for line in lines:  # UTF-8 whatever the locale: the file format is UTF-8
+            sys.stdout.buffer.write(line.encode("utf-8"))
+        return
+    write_atomically(Path(file), "".join(lines))
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write beside `path`, then rename over it: a reader never sees half an export."""
+    partial = path.with_name(f".{path.name}.partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        fail(f"cannot write {path}: {exc.strerror or exc}")
 
 
 @app.command("mcp")
@@ -462,7 +617,11 @@ def mcp_command(
 
 
 def main() -> None:
-    app(prog_name="memory")
+    try:
+        app(prog_name="memory")
+    finally:
+        for engine in _OPENED:
+            engine.dispose()
 
 
 if __name__ == "__main__":

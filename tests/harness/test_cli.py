@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli
+from conformance import cli, scenario_index
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES
+from conformance.headline import run_verdict
 
 ENV = (
     "OPENWOP_BASE_URL",
@@ -39,10 +40,13 @@ def _options(*argv: str) -> cli.RunOptions:
 
 
 def _usage_error(capsys, *argv: str) -> str:
+    """A usage error: exit 4 (never 2, "could not start"), one line on stderr, nothing on stdout."""
     with pytest.raises(SystemExit) as exited:
         cli.main(list(argv))
-    assert exited.value.code == 2
-    return capsys.readouterr().err
+    assert exited.value.code == cli.EXIT_USAGE_ERROR == 4
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.splitlines()) == 1, captured.err
+    return captured.err
 
 
 def test_defaults():
@@ -53,6 +57,9 @@ def test_defaults():
         tenant_b_token=None,
         report=None,
         junit=None,
+        summary_md=None,
+        baseline=None,
+        profiles=(),
         require_behavior=False,
         request_timeout=20.0,
         max_answer_bytes=DEFAULT_MAX_ANSWER_BYTES,
@@ -117,9 +124,36 @@ def test_bad_environment_values_are_usage_errors_naming_the_variable(
     assert "openwop-memory-conformance run: error:" in err
 
 
-def test_no_command_prints_the_help_and_fails(capsys):
-    assert cli.main([]) == 2
-    assert "run" in capsys.readouterr().err
+def test_no_command_is_a_usage_error_naming_the_commands(capsys):
+    assert cli.main([]) == cli.EXIT_USAGE_ERROR
+    assert capsys.readouterr().err.splitlines() == [
+        "openwop-memory-conformance: error: choose a command: run, explain or requirements "
+        "(see openwop-memory-conformance --help)"
+    ]
+
+
+def test_an_unknown_requirement_is_a_usage_error_before_any_host_is_asked(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_startup_check", lambda *a: pytest.fail("checked the host first"))
+    err = _usage_error(capsys, "run", "--host-url=http://127.0.0.1:9", "--requirement=p11.nope.*")
+    assert "argument --requirement: 'p11.nope.*' matches no requirement id" in err
+
+
+def test_arguments_after_a_double_dash_belong_to_run_alone(capsys):
+    assert cli.main(["requirements", "--", "-x"]) == cli.EXIT_USAGE_ERROR
+    assert capsys.readouterr().err.splitlines() == [
+        "openwop-memory-conformance: error: only `run` passes arguments after `--` to pytest (got: -x)"
+    ]
+
+
+def test_the_help_documents_every_exit_code(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for code, meaning in cli.EXIT_CODES:
+        assert f"  {code}  {meaning}" in out
+    assert [code for code, _ in cli.EXIT_CODES] == [0, 1, 2, 3, 4, 5]
+    assert (cli.EXIT_COULD_NOT_START, cli.EXIT_USAGE_ERROR) == (2, 4)
 
 
 def test_the_pytest_command_line(tmp_path):
@@ -132,6 +166,8 @@ def test_the_pytest_command_line(tmp_path):
         "--workers=2",
         "--disable=a.b=not offered",
         "--disable=c.d=later",
+        "--requirement=p11.expiry.*",
+        "--requirement=rfc0012.B.event-type",
     )
     args = cli.pytest_args(options, tmp_path / "bundle.json")
     assert args[1:] == [
@@ -147,12 +183,46 @@ def test_the_pytest_command_line(tmp_path):
         "--host-token=tok-a-1234",
         "--tenant-b-token=tok-b-5678",
         "--require-behavior",
-        f"--junitxml={tmp_path / 'j.xml'}",
+        f"--junit={tmp_path / 'j.xml'}",
         "-n",
         "2",
         "--disable=a.b=not offered",
         "--disable=c.d=later",
+        "--requirement=p11.expiry.*",
+        "--requirement=rfc0012.B.event-type",
     ]
+
+
+def _recording_pytest(monkeypatch, report: Path) -> list[list[str]]:
+    """pytest.main replaced by a recorder that writes a bundle: the arguments `run` passes, per call."""
+    seen: list[list[str]] = []
+
+    def fake_main(args):
+        seen.append(args)
+        report.write_text(json.dumps(BUNDLE), encoding="utf-8")
+        return 0
+
+    monkeypatch.setattr(cli.pytest, "main", fake_main)
+    return seen
+
+
+def test_what_follows_a_double_dash_goes_to_pytest_unchanged(monkeypatch, tmp_path):
+    report = tmp_path / "bundle.json"
+    seen = _recording_pytest(monkeypatch, report)
+    extra = ["-x", "-k", "expiry and not boundary", "--", "--requirement=x"]
+    assert cli.main(["run", f"--report={report}", "--requirement=p11.expiry.boundary", "--", *extra]) == 0
+    assert seen[0][-len(extra) - 1 :] == ["--requirement=p11.expiry.boundary", *extra]
+
+
+@pytest.mark.parametrize(
+    ("pytest_code", "expected"), [(0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 5), (-1, 3), (99, 3)]
+)
+def test_run_exits_with_pytests_code(monkeypatch, capsys, tmp_path, pytest_code, expected):
+    """No bundle after a usage error (4) or an empty selection (5): pytest said why, nothing is added."""
+    monkeypatch.setattr(cli.pytest, "main", lambda args: pytest_code)
+    assert cli.main(["run", f"--report={tmp_path / 'none.json'}"]) == expected
+    said = "openwop: the suite produced no result bundle (see the output above)"
+    assert (said in capsys.readouterr().err) == (pytest_code in (0, 1))
 
 
 BUNDLE = {
@@ -165,27 +235,37 @@ BUNDLE = {
 }
 
 
-def test_the_verdict_table_keeps_columns_order_and_text(monkeypatch):
+def test_the_verdict_table_puts_what_did_not_pass_first_and_folds_reasons(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
-    lines = cli.verdict_lines(BUNDLE, Path("out.json"))
+    bundle = {**BUNDLE, "verdict": run_verdict(BUNDLE["requirements"], partial=False, baseline_problems=[])}
+    lines = cli.verdict_lines(bundle, Path("out.json"))
     assert lines[0] == "OpenWOP memory conformance — acme 1.2 at http://h"
     assert lines[1].split() == ["Outcome", "Level", "Checks", "Requirement", "Reason"]
-    assert lines[3].split() == ["PASS", "MUST", "3", "a.first"]
-    assert lines[4].split()[:4] == ["FAIL", "SHOULD", "12", "b.second"]
+    assert lines[3].split()[:4] == ["FAIL", "SHOULD", "12", "b.second"]
     reason_at = lines[1].index("Reason")
-    folded = lines[4:-2]
+    passed = next(i for i, line in enumerate(lines) if line.split()[:1] == ["PASS"])
+    folded = lines[3:passed]
     assert len(folded) > 1 and all(line[:reason_at].strip() == "" for line in folded[1:])
     assert " ".join(" ".join(line[reason_at:].split()) for line in folded) == ("x " * 80).strip()
-    assert lines[-2:] == ["1 PASS, 1 FAIL — NOT CONFORMING", "result bundle: out.json"]
+    assert lines[passed].split() == ["PASS", "MUST", "3", "a.first"]
+    assert lines[passed + 1].startswith("NONCONFORMING — 1 PASS, 1 FAIL: failed: b.second")
+    assert lines[-1] == "result bundle: out.json"
 
 
-def test_conforming_when_nothing_fails():
+def test_the_last_line_is_the_bundles_verdict():
+    rows = BUNDLE["requirements"][:1]
     bundle = {
         **BUNDLE,
-        "requirements": BUNDLE["requirements"][:1],
-        "totals": {"PASS": 1, "FAIL": 0, "ERROR": 0},
+        "requirements": rows,
+        "verdict": run_verdict(rows, partial=False, baseline_problems=[]),
     }
-    assert cli.verdict_lines(bundle, None)[-1] == "1 PASS — CONFORMING (for the requirements exercised)"
+    lines = cli.verdict_lines(bundle, None)
+    assert any(line.startswith("CONFORMING — 1 PASS") for line in lines), lines
+    assert lines[-3:] == [
+        "  compaction: inapplicable",
+        "  distillation: inapplicable",
+        "  retention: inapplicable",
+    ]
 
 
 def test_table_columns_align():
@@ -197,7 +277,12 @@ def test_table_columns_align():
 def test_requirements_lists_the_registry(capsys):
     assert cli.main(["requirements", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert rows and {"id", "level", "section", "sentence"} <= set(rows[0])
+    fields = {"id", "level", "section", "sentence", "profile", "untestable", "surfaces", "aliases"}
+    assert rows and all(fields | {"tests", "causes"} <= set(row) for row in rows)
+    by_id = {row["id"]: row for row in rows}
+    assert by_id["p11.expiry.boundary"]["tests"] == list(scenario_index.tests_for("p11.expiry.boundary"))
+    assert by_id["p11.expiry.boundary"]["tests"] and by_id["p11.expiry.boundary"]["causes"]
+    assert sum(1 for row in rows if row["tests"]) > 100
     assert cli.main(["requirements"]) == 0
     text = capsys.readouterr().out
     assert text.splitlines()[0] == "Requirement registry"
@@ -245,14 +330,7 @@ def test_workers_without_xdist_name_the_parallel_extra_and_exit_2(monkeypatch, c
 def test_no_workers_need_no_xdist(monkeypatch, tmp_path):
     _without_xdist(monkeypatch)
     report = tmp_path / "bundle.json"
-    seen: list[list[str]] = []
-
-    def fake_main(args):
-        seen.append(args)
-        report.write_text(json.dumps(BUNDLE), encoding="utf-8")
-        return 0
-
-    monkeypatch.setattr(cli.pytest, "main", fake_main)
+    seen = _recording_pytest(monkeypatch, report)
     assert cli.main(["run", "--workers", "0", f"--report={report}"]) == 0
     assert "-n" not in seen[0]
 

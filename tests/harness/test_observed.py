@@ -7,6 +7,7 @@ import sys
 import textwrap
 
 import pytest
+from inprocess import graded_rows
 
 from conformance.context import Driver, Session
 from conformance.discovery import Discovery
@@ -134,7 +135,7 @@ def _run(tmp_path, *args):
         timeout=120,
     )
     bundle = json.loads(report.read_text()) if report.exists() else {"requirements": []}
-    return done, {row["id"]: (row["outcome"], row["assertions"]) for row in bundle["requirements"]}
+    return done, {row["id"]: (row["outcome"], row["assertions"]) for row in graded_rows(bundle)}
 
 
 def test_one_drive_per_module_and_each_test_ends_as_the_driver_did(tmp_path):

@@ -1,18 +1,14 @@
-"""The `memory` console script end to end: a subprocess against a seeded SQLite file or PostgreSQL.
+"""The `memory` CLI end to end against a seeded SQLite file or PostgreSQL.
 
-Runs exactly what a user runs (`.venv/bin/memory ...`), with `--now` fixed: time is an input.
+Runs the real CLI (the Typer app the `memory` console script calls) in-process through typer's
+CliRunner (tests/host/cli_support.py says what it resets that a fresh process would), with `--now`
+fixed: time is an input.
 """
 
-import json
-import os
 import re
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
+from cli_support import Done, memory
 from git_support import Repo
 from retention_support import DAY, NOW, lifecycle_fixtures, put, row, run, snapshot
 
@@ -27,28 +23,7 @@ from reference_host.retention.report import report_to_wire
 pytestmark = pytest.mark.pg_in_slow_tier
 
 _lifecycle_engine, _db = lifecycle_fixtures()
-MEMORY = shutil.which("memory", path=str(Path(sys.executable).parent))
 WHEN = f"--now={to_wire(NOW)}"
-
-
-@dataclass
-class Done:
-    code: int
-    out: str
-    err: str
-
-    def json(self):
-        return json.loads(self.out)
-
-
-def memory(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Done:
-    assert MEMORY, "the `memory` console script is not installed next to this interpreter"
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith("OPENWOP_")}
-    child_env.update({"COLUMNS": "220", **(env or {})})
-    done = subprocess.run(
-        [MEMORY, *args], capture_output=True, text=True, cwd=cwd, env=child_env, timeout=120, check=False
-    )
-    return Done(done.returncode, done.stdout, done.stderr)
 
 
 def url_of(db) -> str:
@@ -188,9 +163,10 @@ def test_environment_variables_and_the_host_default_database(db, tmp_path):
         return
     workdir = tmp_path / "work"
     workdir.mkdir()
-    missing = memory("retention", "status", "p", cwd=workdir)
-    assert missing.code == 2 and "no database at" in missing.err
-    assert not (workdir / "openwop-reference-host.db").exists()  # never created by the CLI
+    missing = memory("retention", "status", "p", "--json", WHEN, cwd=workdir)
+    assert missing.code == 0 and "no database at" in missing.err  # read as an empty project
+    assert missing.json()["total"] == 0
+    assert not (workdir / "openwop-reference-host.db").exists()  # only `memory import` creates it
     host_db = create_engine(f"sqlite:///{workdir / 'openwop-reference-host.db'}")
     upgrade(host_db)
     put(host_db, "one", tenant="default")
@@ -251,8 +227,8 @@ def test_bad_database_urls_are_one_line_and_exit_2(tmp_path):
         f"sqlite:///{tmp_path / 'absent.db'}": "no database at",
         "nosuchdialect://x/y": "cannot open database",
     }
-    for url, needle in cases.items():
-        done = memory("retention", "status", "p", f"--database-url={url}")
+    for url, needle in cases.items():  # a writing command: a missing SQLite file is an error too
+        done = memory("retention", "run", "p", "--no-dry-run", f"--database-url={url}")
         assert done.code == 2, url
         assert len(done.err.strip().splitlines()) == 1, done.err
         assert needle in done.err and "Traceback" not in done.err and "secret-pw" not in done.err

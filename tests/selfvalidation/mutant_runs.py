@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from inprocess import run_pytest
+from inprocess import graded_rows, run_pytest
 
 from conformance.outcomes import Outcome, fails_run, worst
 from conformance.paths import scenarios_dir
@@ -50,7 +50,7 @@ class Run:
         return f"Run(exit_code={self.exit_code}, {len(self.graded())} requirements graded)"
 
     def graded(self) -> dict[str, Graded]:
-        rows = (self.bundle or {}).get("requirements", [])
+        rows = graded_rows(self.bundle)
         return {row["id"]: Graded(row["outcome"], int(row["assertions"])) for row in rows}
 
     def outcomes(self) -> dict[str, str]:

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from conftest import Answer
+from inprocess import graded_rows
 
 from conformance.paths import scenarios_dir
 from reference_host.config import HostConfig
@@ -85,9 +86,8 @@ def test_absent_seams_are_not_a_credential_problem(raw_host, run_suite_measured)
     host = raw_host(respond)
     run = run_suite_measured(*FEW, url=host.url, token_a="tok-valid-a-1234", timeout=120)
     assert run.exit_code != 2 and run.bundle is not None, run.output[-3000:]
-    assert {row["outcome"] for row in run.bundle["requirements"] if row["id"].startswith("rfc0012.B.")} == {
-        "BLOCKED"
-    }
+    graded = graded_rows(run.bundle)
+    assert {row["outcome"] for row in graded if row["id"].startswith("rfc0012.B.")} == {"BLOCKED"}
     paths = {path for _, path, _ in host.requests}
     assert {"/v1/test/memory/compact", "/v1/host/sample/memory/distill"} <= paths  # it tried them all
 

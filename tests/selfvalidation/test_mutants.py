@@ -140,6 +140,19 @@ def test_clean_host_passes_everything(baseline: Run, scenarios: Scenarios) -> No
     assert set(baseline.outcomes()) == testable == scenarios.requirements()
 
 
+def test_clean_host_is_conforming_on_a_full_run(baseline: Run) -> None:
+    """The headline a certifying run gets: CONFORMING, every profile conformant, nothing NOT-RUN."""
+    bundle = baseline.bundle or {}
+    verdict, chosen = bundle["verdict"], bundle["selection"]
+    assert verdict["headline"] == "CONFORMING" and verdict["certifiable"], verdict
+    assert {p["profile"]: p["verdict"] for p in verdict["profiles"]} == {
+        "compaction": "conformant",
+        "distillation": "conformant",
+        "retention": "conformant",
+    }
+    assert chosen == {"partial": False, "narrowedBy": [], "requirements": [], "profiles": None, "notRun": []}
+
+
 def test_clean_host_is_seen_on_every_evidence_surface(baseline: Run) -> None:
     """Every surface a requirement names as evidence is observed by some check of it on the clean
     host: the registry and the checks stay in step (a surface nobody checks could never PASS)."""
