@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from conformance import explain, requirements, scenario_index
+from conformance import certification, explain, matrix, requirements, scenario_index
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
 from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_problem
 from conformance.paths import scenarios_dir
@@ -41,6 +41,10 @@ from conformance.report import ranked_rows
 from conformance.secrecy import Secret, scrub
 
 PROG = "openwop-memory-conformance"
+COMMANDS = (
+    *("run", "explain", "requirements"),  # implementers and CI
+    *("matrix", "diff", "badge", "keygen", "export-v3", "sign", "verify"),  # maintainers
+)
 TRUE_WORDS = frozenset({"1", "true", "t", "yes", "y", "on"})
 FALSE_WORDS = frozenset({"0", "false", "f", "no", "n", "off"})
 VERDICT_COLUMNS = ("Outcome", "Level", "Checks", "Requirement", "Reason")
@@ -161,6 +165,7 @@ class RunOptions:
     junit: Path | None
     summary_md: Path | None
     baseline: Path | None
+    host_build: str | None
     profiles: tuple[str, ...]
     require_behavior: bool
     request_timeout: float
@@ -211,6 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--junit", type=Path, metavar="PATH", help="Also write JUnit XML here, one row per requirement."
     )
     run.add_argument("--summary-md", type=Path, metavar="PATH", help="Also write the Markdown summary here.")
+    run.add_argument("--host-build", metavar="BUILD", help="The host build graded, recorded in the bundle.")
     run.add_argument(
         "--baseline",
         type=Path,
@@ -271,6 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     listing.add_argument("--json", dest="as_json", action="store_true", help="Print JSON.")
+    matrix.add_commands(commands)
+    certification.add_commands(commands)
     return parser
 
 
@@ -312,6 +320,7 @@ def run_options(
         junit=args.junit,
         summary_md=args.summary_md,
         baseline=args.baseline,
+        host_build=args.host_build,
         profiles=tuple(args.profiles),
         workers=args.workers,
         disable=args.disable,
@@ -382,6 +391,8 @@ def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
         args.append(f"--summary-md={options.summary_md}")
     if options.baseline:
         args.append(f"--baseline={options.baseline}")
+    if options.host_build:
+        args.append(f"--host-build={options.host_build}")
     args += [f"--profile={p}" for p in options.profiles]
     if options.workers:
         args += ["-n", str(options.workers)]
@@ -532,7 +543,9 @@ def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
         return explain_requirements(args.ids, args.as_json)
     if args.command == "requirements":
         return list_requirements(args.as_json)
-    raise UsageError(f"choose a command: run, explain or requirements (see {PROG} --help)")
+    if getattr(args, "handler", None) is not None:  # the maintainers' commands (matrix.py, certification.py)
+        return int(args.handler(args))
+    raise UsageError(f"choose a command: {', '.join(COMMANDS)} (see {PROG} --help)")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""What an implementer reads when a requirement did not pass: one block per requirement.
+"""What an implementer reads when a requirement did not pass: one block per failed requirement
+(one line for a requirement that stopped before it could be checked).
 
     FAIL rfc0012.B.sourceCount-exact (RFC 0012 §B; MUST)
       request:  POST /v1/test/memory/compact → 200
@@ -21,10 +22,17 @@ from conformance.outcomes import Outcome
 OBSERVED_LIMIT = 400  # characters of observed evidence in a message (the bundle keeps more)
 
 
-def rerun_command(requirement_id: str, host_url: str | None) -> str:
-    """The shell command that grades just this requirement again (keys from the environment)."""
+def rerun_command(requirement_id: str, host_url: str | None, *more: str) -> str:
+    """The shell command that grades just these requirements again (keys from the environment)."""
     where = f" --host-url {host_url}" if host_url else ""
-    return f"openwop-memory-conformance run{where} --requirement {requirement_id}"
+    chosen = "".join(f" --requirement {rid}" for rid in (requirement_id, *more))
+    return f"openwop-memory-conformance run{where}{chosen}"
+
+
+def shared_stop(ids: list[str], outcome: Outcome, reason: str, host_url: str | None) -> str:
+    """One line for several requirements of one test stopped by the same reason (a lost host, a
+    gate): the reason once, not once per requirement."""
+    return f"{outcome.value} {', '.join(ids)}: {reason}; rerun: {rerun_command(ids[0], host_url, *ids[1:])}"
 
 
 def shown(value: Any, limit: int = OBSERVED_LIMIT) -> str:
@@ -44,17 +52,23 @@ def message(
     observed: Any,
     host_url: str | None,
 ) -> str:
-    """The block for one requirement's non-PASS outcome."""
+    """The text for one requirement's non-PASS outcome: a block when a check failed (expected and
+    observed to compare), one line when the requirement stopped before any check could (BLOCKED,
+    UNSUPPORTED, ERROR: the reason says what was missing or what broke), so that a lost host costs
+    one line per test, not a page."""
     spec = requirements.get(requirement_id)
-    lines = [f"{outcome.value} {spec.id} ({spec.section}; {spec.level})"]
+    head = f"{outcome.value} {spec.id} ({spec.section}; {spec.level})"
+    rerun = rerun_command(spec.id, host_url)
+    if not expected:
+        said = [f"{head}: {reason or 'no reason given'}"]
+        said += [f"request: {request}"] if request else []
+        return "; ".join([*said, f"rerun: {rerun}"])
+    lines = [head]
     if request:
         lines.append(f"  request:  {request}")
-    if expected:
-        lines.append(f"  expected: {expected}")
-        lines.append(f"  observed: {shown(observed)}")
-        if reason and reason != expected:
-            lines.append(f"  failed:   {reason}")
-    elif reason:
-        lines.append(f"  why:      {reason}")
-    lines.append(f"  rerun:    {rerun_command(spec.id, host_url)}")
+    lines.append(f"  expected: {expected}")
+    lines.append(f"  observed: {shown(observed)}")
+    if reason and reason != expected:
+        lines.append(f"  failed:   {reason}")
+    lines.append(f"  rerun:    {rerun}")
     return "\n".join(lines)

@@ -28,6 +28,7 @@ class Options:
     baseline: str | None = None  # --baseline known.yaml
     junit: str | None = None  # --junit PATH: JUnit, one row per requirement
     summary_md: str | None = None  # --summary-md PATH: the Markdown summary
+    host_build: str | None = None  # --host-build: the host's build, as its maintainers name it
 
     def public(self) -> dict[str, object]:
         """What the report may say about the options: never a token, only whether one was given."""
@@ -42,6 +43,7 @@ class Options:
             "requirements": list(self.requirements),
             "profiles": list(self.profiles),
             "baseline": self.baseline,
+            "hostBuild": self.host_build,
         }
 
 
@@ -107,6 +109,13 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="known.yaml",
         help="Known failures (id, reason, link, expires): listed ones are BASELINED and do not fail the run.",
     )
+    group.addoption(
+        "--host-build",
+        default=None,
+        metavar="BUILD",
+        help="The host build under test, recorded in the bundle (env OPENWOP_HOST_BUILD), "
+        "e.g. its version and commit.",
+    )
     group.addoption("--junit", default=None, metavar="PATH", help="Write JUnit XML, one row per requirement.")
     group.addoption("--summary-md", default=None, metavar="PATH", help="Write the Markdown summary here.")
     group.addoption(
@@ -158,6 +167,7 @@ def read_options(config: pytest.Config) -> Options:
         baseline=config.getoption("baseline"),
         junit=config.getoption("junit"),
         summary_md=config.getoption("summary_md"),
+        host_build=config.getoption("host_build") or env.get("OPENWOP_HOST_BUILD") or None,
     )
 
 

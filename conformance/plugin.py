@@ -15,6 +15,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ from conformance.discovery import (
     startup_problem,
 )
 from conformance.embedded import EmbeddedHost, boot_embedded
-from conformance.messages import message, rerun_command
+from conformance.messages import message, rerun_command, shared_stop
 from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
 from conformance.paths import scenarios_dir
@@ -305,17 +306,35 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[Any]:
-    report: pytest.TestReport = yield
+    """Grade the test and make its report say so.
+
+    A test whose verdict fails the run with FAIL ends with one AssertionError carrying the message
+    block (conformance/messages.py): the exception is swapped in before the report is made, so every
+    reporter that reads the exception (pytest's terminal and JUnit, Allure's failed-vs-broken) sees
+    an assertion and the same text. ERROR keeps the exception it had (Allure: broken)."""
     verdict = item.stash.get(VERDICT, None)
+    graded = None
+    if verdict is not None and call.when == "call":
+        stop, error = _classify(call.excinfo, verdict)
+        graded = _grade(item, verdict, stop, error)
+        if graded.outcome is Outcome.FAIL and not graded.keep_traceback and graded.fails_run:
+            call.excinfo = _assertion(graded.text)
+    report: pytest.TestReport = yield
     if verdict is None:
         return report
     if call.when == "setup" and report.failed:
         stop = _stop_in(call.excinfo.value) if call.excinfo else None
-        _finish(item, report, verdict, stop, None if stop else _exception_line(call.excinfo))
-    elif call.when == "call":
-        stop, error = _classify(call.excinfo, verdict)
-        _finish(item, report, verdict, stop, error)
+        _apply(item, report, _grade(item, verdict, stop, None if stop else _exception_line(call.excinfo)))
+    elif graded is not None:
+        _apply(item, report, graded)
     return report
+
+
+def _assertion(text: str) -> pytest.ExceptionInfo[BaseException]:
+    try:
+        raise AssertionError(text)
+    except AssertionError:
+        return pytest.ExceptionInfo.from_current()
 
 
 def _classify(
@@ -352,39 +371,70 @@ def _exception_line(excinfo: pytest.ExceptionInfo[BaseException] | None) -> str:
     return f"setup raised {_one_line(excinfo.value)}"
 
 
-def _finish(
-    item: pytest.Item,
-    report: pytest.TestReport,
-    verdict: Verdict,
-    stop: ScenarioStop | None,
-    error: str | None,
-) -> None:
+@dataclass
+class Graded:
+    """One test's grade: its outcome, the text every reporter shows, and the payload for the bundle."""
+
+    outcome: Outcome
+    reason: str | None
+    text: str
+    payload: dict[str, Any]
+    fails_run: bool
+    keep_traceback: bool  # a crash: pytest's own traceback stays above the message
+
+
+def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error: str | None) -> Graded:
     options = item.config.stash[OPTIONS]
     results = _baselined(verdict.resolve(stop, error), item.config.stash[BASELINE])
     outcome = overall_outcome(results)
     reason = scrub(bounded_text(_test_reason(results, outcome), TEST_REASON_LIMIT)) or None
     messages = {r.id: _message(r, options.host_url) for r in results if r.outcome is not Outcome.PASS}
-    text = scrub("\n".join(messages[r.id] for r in results if r.outcome == outcome and r.id in messages))
+    text = scrub(_test_text(results, outcome, messages, options.host_url))
     payload = {
         "outcome": outcome.value,
         "reason": reason,
         "message": text or None,
         "requirements": [_requirement_payload(r, messages.get(r.id), options.host_url) for r in results],
     }
-    report.user_properties.append((PROPERTY, scrub(json.dumps(payload, ensure_ascii=False, default=str))))
+    return Graded(
+        outcome,
+        reason,
+        text,
+        payload,
+        fails_run(outcome, require_behavior=options.require_behavior),
+        error is not None and stop is None and not error.startswith("setup"),
+    )
+
+
+def _apply(item: pytest.Item, report: pytest.TestReport, graded: Graded) -> None:
+    """Put the grade on the report: its payload, its outcome letter, and the text as its longrepr."""
+    outcome, text = graded.outcome, graded.text
+    report.user_properties.append(
+        (PROPERTY, scrub(json.dumps(graded.payload, ensure_ascii=False, default=str)))
+    )
     report.user_properties.append(("openwop.outcome", outcome.value))
     item.user_properties.append(("openwop.outcome", outcome.value))  # JUnit reads the item's
     location = (str(item.path), item.location[1] or 0)
-    keep_traceback = error is not None and stop is None and not error.startswith("setup")
-    if fails_run(outcome, require_behavior=options.require_behavior):
+    if graded.fails_run:
         report.outcome = "failed"
-        report.longrepr = f"{scrub(str(report.longrepr))}\n\n{text}" if keep_traceback else text
+        report.longrepr = f"{scrub(str(report.longrepr))}\n\n{text}" if graded.keep_traceback else text
     elif outcome in (Outcome.PASS, Outcome.WARN):
         report.outcome = "passed"
         report.longrepr = None
     else:
         report.outcome = "skipped"
-        report.longrepr = (location[0], location[1], text or f"{outcome.value}: {reason}")
+        report.longrepr = (location[0], location[1], text or f"{outcome.value}: {graded.reason}")
+
+
+def _test_text(results: list[Any], outcome: Outcome, messages: dict[str, str], host_url: str | None) -> str:
+    """What the test's report shows: the messages of the requirements that gave it its outcome, or
+    one line when they all stopped for the same reason before any check."""
+    chosen = [r for r in results if r.outcome == outcome and r.id in messages]
+    reasons = {r.reason for r in chosen}
+    if len(chosen) > 1 and len(reasons) == 1 and None not in reasons and not any(r.expected for r in chosen):
+        reason = bounded_text(chosen[0].reason, REASON_LIMIT)
+        return shared_stop([r.id for r in chosen], outcome, reason, host_url)
+    return "\n".join(messages[r.id] for r in chosen)
 
 
 def _baselined(results: list[Any], baseline: Baseline | None) -> list[Any]:

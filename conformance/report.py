@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-import platform
 import textwrap
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from conformance import __version__, requirements
+import rfc8785
+
+from conformance import requirements
 from conformance.headline import run_verdict
 from conformance.outcomes import SEVERITY, Outcome, worst
+from conformance.provenance import DIGEST_FIELD, bundle_digest, data_digests, suite_record
 from conformance.secrecy import scrub
 from conformance.selection import Selection
 
@@ -48,6 +51,7 @@ class TestRecord:
 
 @dataclass
 class RunRecord:
+    started: float = field(default_factory=time.time)
     tests: list[TestRecord] = field(default_factory=list)
     discovery: dict[str, Any] | None = None  # {url, sha256, layout, document}
     host: dict[str, Any] | None = None
@@ -159,6 +163,7 @@ def build_bundle(
     baseline: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     chosen = chosen or Selection()
+    finished = time.time()
     graded = requirement_rows(run.tests)
     missing = not_run_rows([row["id"] for row in graded], chosen.in_scope)
     rows = sorted(graded + missing, key=lambda row: row["id"])
@@ -168,12 +173,14 @@ def build_bundle(
     bundle = {
         "bundleVersion": BUNDLE_VERSION,
         "generatedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "suite": {
-            "name": "openwop-memory-conformance",
-            "version": __version__,
-            "python": platform.python_version(),
+        "suite": suite_record(),
+        "provenance": {
+            **data_digests(),
+            "startedAt": _utc(run.started),
+            "finishedAt": _utc(finished),
+            "durationSeconds": round(finished - run.started, 3),
         },
-        "host": run.host or {},
+        "host": (run.host or {}) | {"build": options.get("hostBuild")},
         "discovery": run.discovery,
         "options": options,
         "selection": chosen.as_json(row["id"] for row in missing) | {"partial": partial},
@@ -207,10 +214,19 @@ def _serialised(bundle: dict[str, Any]) -> str:
 
 
 def write_bundle(path: str, bundle: dict[str, Any]) -> None:
-    text = _serialised(bundle)
+    """Write the bundle as scrubbed JSON, with its own digest over what is written (provenance.py)."""
+    written = json.loads(scrub(_serialised(bundle)))
+    try:
+        written[DIGEST_FIELD] = bundle_digest(written)
+    except (rfc8785.CanonicalizationError, ValueError, TypeError):
+        written[DIGEST_FIELD] = None  # a value RFC 8785 cannot encode: no digest rather than no bundle
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(scrub(text) + "\n", encoding="utf-8")
+    target.write_text(_serialised(written) + "\n", encoding="utf-8")
+
+
+def _utc(moment: float) -> str:
+    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def ranked_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -221,18 +237,23 @@ def ranked_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def table_lines(rows: list[dict[str, Any]], width: int = 80) -> list[str]:
     """The verdict table for the pytest terminal: rows that did not pass first (worst first), then the
-    passes; a reason folds onto indented lines under its row instead of being cut, within `width`."""
-    order = {o.value: i for i, o in enumerate(SEVERITY)}
-    ranked = sorted(
-        rows, key=lambda r: (r["outcome"] == Outcome.PASS.value, order.get(r["outcome"], 99), r["id"])
-    )
+    passes. A reason folds onto indented lines under its rows instead of being cut, within `width`;
+    rows in a row that share one reason (a lost host, a gate) are listed together, the reason once."""
     lines = [f"{'OUTCOME':11} {'LEVEL':6} {'CHECKS':>6}  REQUIREMENT"]
-    not_run = [r for r in ranked if r["outcome"] == Outcome.NOT_RUN.value]
-    for row in (r for r in ranked if r["outcome"] != Outcome.NOT_RUN.value):
+    graded = [r for r in ranked_rows(rows) if r["outcome"] != Outcome.NOT_RUN.value]
+    for index, row in enumerate(graded):
         lines.append(f"{row['outcome']:11} {row['level']:6} {row['assertions']:>6}  {row['id']}")
-        if row["outcome"] != Outcome.PASS.value and row.get("reason"):
-            reason = " ".join(str(row["reason"]).split())
+        reason = _shown_reason(row)
+        following = graded[index + 1] if index + 1 < len(graded) else None
+        if reason and (following is None or _shown_reason(following) != reason):
             lines += textwrap.wrap(reason, width, initial_indent="    ", subsequent_indent="    ")
+    not_run = len(rows) - len(graded)
     if not_run:
-        lines.append(f"{'NOT-RUN':11} {len(not_run)} requirements this run did not grade (see the bundle)")
+        lines.append(f"{'NOT-RUN':11} {not_run} requirements this run did not grade (see the bundle)")
     return lines
+
+
+def _shown_reason(row: dict[str, Any]) -> str:
+    if row["outcome"] == Outcome.PASS.value or not row.get("reason"):
+        return ""
+    return f"{row['outcome']}: " + " ".join(str(row["reason"]).split())

@@ -59,6 +59,7 @@ def test_defaults():
         junit=None,
         summary_md=None,
         baseline=None,
+        host_build=None,
         profiles=(),
         require_behavior=False,
         request_timeout=20.0,
@@ -127,8 +128,8 @@ def test_bad_environment_values_are_usage_errors_naming_the_variable(
 def test_no_command_is_a_usage_error_naming_the_commands(capsys):
     assert cli.main([]) == cli.EXIT_USAGE_ERROR
     assert capsys.readouterr().err.splitlines() == [
-        "openwop-memory-conformance: error: choose a command: run, explain or requirements "
-        "(see openwop-memory-conformance --help)"
+        "openwop-memory-conformance: error: choose a command: run, explain, requirements, matrix, diff, "
+        "badge, keygen, export-v3, sign, verify (see openwop-memory-conformance --help)"
     ]
 
 

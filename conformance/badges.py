@@ -1,0 +1,136 @@
+"""`badge BUNDLE -o DIR`: shields.io endpoint JSON for a host's headline and for each of its profiles.
+
+Why files and not a service: shields.io's endpoint badge reads any JSON at a public URL
+(`{"schemaVersion": 1, "label", "message", "color"}`), so a host publishes its badges next to its
+bundle (GitHub Pages, a release asset) and nothing runs on our side. A badge says what the matrix
+cell says, from the same functions: "certified" only for a certified bundle (conformance/matrix.py:
+`certification`), so a partial, baselined or incomplete run never shows one.
+
+Files, in DIR: `<host>.json` (the headline) and `<host>-<profile>.json`, where `<host>` is the host's
+name@version (or `--name`) made safe for a file name, so badges of several hosts can share a folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from conformance.matrix import (
+    EXIT_OK,
+    EXIT_USAGE,
+    Bundle,
+    BundleError,
+    certification,
+    host_name,
+    load_bundle,
+    profile_cell,
+    profile_names,
+    write_text,
+)
+from conformance.secrecy import scrub
+
+SCHEMA_VERSION = 1
+LABEL = "openwop memory"
+MESSAGE_LIMIT = 40
+HEADLINE_COLOURS = {
+    "certified": "brightgreen",
+    "CONFORMING": "green",  # conforming but not certified (an unsigned signature block)
+    "INCOMPLETE": "yellow",
+    "BASELINED": "orange",
+    "PARTIAL": "lightgrey",
+    "NONCONFORMING": "red",
+}
+PROFILE_COLOURS = {
+    "certified": "brightgreen",
+    "conformant": "green",
+    "partial": "yellow",
+    "not-certifiable": "red",
+    "inapplicable": "lightgrey",
+    "none": "lightgrey",
+}
+
+
+def endpoint(label: str, message: str, color: str) -> dict[str, Any]:
+    """One shields.io endpoint document; label and message folded to one short line."""
+    fold = " ".join(message.split())
+    shown = fold if len(fold) <= MESSAGE_LIMIT else fold[: MESSAGE_LIMIT - 1] + "…"
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "label": " ".join(label.split()),
+        "message": shown,
+        "color": color,
+    }
+
+
+def headline_badge(bundle: Bundle) -> dict[str, Any]:
+    ok, _ = certification(bundle)
+    headline = str(bundle.verdict.get("headline") or "unknown")
+    message = "certified" if ok else headline.lower()
+    return endpoint(LABEL, message, HEADLINE_COLOURS.get("certified" if ok else headline, "lightgrey"))
+
+
+def profile_badge(bundle: Bundle, profile: str) -> dict[str, Any]:
+    """The profile's matrix cell without its gap list (a badge is one word or two)."""
+    _, css = profile_cell(bundle, profile)
+    message = css.replace("-", " ") if css != "none" else "not graded"
+    return endpoint(f"{LABEL} {profile}", message, PROFILE_COLOURS.get(css, "lightgrey"))
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of host or profile text: letters, digits, inner dots and hyphens only, so
+    no separator, no `..` and no hidden file whatever the bundle says."""
+    cleaned = re.sub(r"[^a-z0-9.]+", "-", text.lower())
+    cleaned = re.sub(r"\.{2,}", ".", cleaned).strip(".-")
+    return cleaned[:80].strip(".-") or "host"
+
+
+def badges(bundle: Bundle, name: str | None = None) -> dict[str, dict[str, Any]]:
+    """File name -> endpoint JSON: the headline, then one per profile the bundle has a verdict for.
+    `name` replaces the host's name@version in the file names (two builds of one host, one folder)."""
+    host = slug(name or host_name(bundle))
+    found = {f"{host}.json": headline_badge(bundle)}
+    for profile in profile_names([bundle]):
+        found[f"{host}-{slug(profile)}.json"] = profile_badge(bundle, profile)
+    return found
+
+
+def write_badges(bundle: Bundle, folder: Path, name: str | None = None) -> list[Path]:
+    written = []
+    for file_name, document in badges(bundle, name).items():
+        target = folder / file_name
+        write_text(target, scrub(json.dumps(document, ensure_ascii=False)) + "\n")
+        written.append(target)
+    return written
+
+
+def add_command(subparsers: argparse._SubParsersAction) -> None:
+    """Register `badge BUNDLE -o DIR`."""
+    parser = subparsers.add_parser(
+        "badge",
+        help="Write shields.io endpoint JSON for a bundle: the headline and one per profile.",
+        description="Write shields.io endpoint JSON files for a bundle into DIR: <host>.json (the "
+        "headline) and <host>-<profile>.json for each profile.",
+    )
+    parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="A result bundle JSON file.")
+    parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="Folder to write to.")
+    parser.add_argument("--name", help="The file-name stem instead of the host's name@version.")
+    parser.set_defaults(handler=badge_command)
+
+
+def badge_command(args: argparse.Namespace) -> int:
+    """0 when written, 4 when the file is not a bundle or DIR is not a folder."""
+    try:
+        bundle = load_bundle(args.bundle)
+    except BundleError as exc:
+        print(f"badge: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.output.exists() and not args.output.is_dir():
+        print(f"badge: error: {args.output} exists and is not a folder", file=sys.stderr)
+        return EXIT_USAGE
+    for path in write_badges(bundle, args.output, args.name):
+        print(f"badge: {path}")
+    return EXIT_OK

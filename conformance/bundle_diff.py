@@ -1,0 +1,177 @@
+"""`diff A.json B.json`: what changed, requirement by requirement, between two result bundles, with
+the regressions first; exit 1 when there is one.
+
+Why a requirement-level diff: a headline hides which promise broke, and two NONCONFORMING runs can
+differ by a new failure. The gate is meant for CI (the last release's bundle against this one), so it
+must not be passed by grading less: not running, disabling or no longer advertising a requirement
+that A graded is a regression too.
+
+The rule. A requirement is *graded* in a bundle when its outcome is one of FAIL ERROR BLOCKED
+BASELINED WARN PASS; it has *no verdict* when it is UNSUPPORTED, DISABLED, NOT-RUN or has no row.
+
+    A graded,     B graded      regression when B is worse by the suite's SEVERITY order
+                                (conformance/outcomes.py: FAIL, ERROR, BLOCKED, BASELINED, WARN, PASS),
+                                so PASS -> BLOCKED and PASS -> BASELINED are regressions; an
+                                improvement when B is better
+    A graded,     B no verdict  regression ("no longer graded"): PASS -> NOT-RUN, a row missing from
+                                B, PASS -> DISABLED, PASS -> UNSUPPORTED (the host stopped
+                                advertising it); also FAIL -> NOT-RUN, since B does not show the
+                                failure gone
+    A no verdict, B graded      regression only when B is FAIL or ERROR (a new failure); otherwise
+                                "newly graded", listed as a change
+    A no verdict, B no verdict  listed as a change when the outcome differs (e.g. NOT-RUN -> UNSUPPORTED)
+
+Regressions are listed worst first: by B's outcome in SEVERITY order, a missing row last; then by id.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.matrix import EXIT_OK, EXIT_USAGE, Bundle, BundleError, host_name, load_bundle
+from conformance.outcomes import SEVERITY, Outcome
+from conformance.secrecy import scrub
+
+EXIT_REGRESSION = 1
+MISSING = "MISSING"  # no row for the requirement in that bundle
+GRADED = (Outcome.FAIL, Outcome.ERROR, Outcome.BLOCKED, Outcome.BASELINED, Outcome.WARN, Outcome.PASS)
+FAILING = (Outcome.FAIL.value, Outcome.ERROR.value)
+RANK = {o.value: i for i, o in enumerate(SEVERITY)} | {MISSING: len(SEVERITY)}
+GRADED_VALUES = frozenset(o.value for o in GRADED)
+KINDS = ("regression", "improvement", "change")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One requirement whose outcome differs between A and B."""
+
+    id: str
+    before: str
+    after: str
+    kind: str  # one of KINDS
+    why: str
+    reason: str | None  # B's reason for its outcome (A's when B has no row)
+
+
+def classify(before: str, after: str) -> tuple[str, str]:
+    """(kind, why) of one outcome change; see the module docstring for the rule."""
+    was, now = before in GRADED_VALUES, after in GRADED_VALUES
+    if was and now:
+        worse = RANK[after] < RANK[before]
+        return ("regression", "worse") if worse else ("improvement", "better")
+    if was:
+        return "regression", "no longer graded"
+    if now:
+        return ("regression", "new failure") if after in FAILING else ("change", "newly graded")
+    return "change", "still no verdict"
+
+
+def compare(a: Bundle, b: Bundle) -> list[Change]:
+    """Every requirement whose outcome differs, regressions first (worst first), then improvements,
+    then other changes; by id within each."""
+    rows_a = {str(r["id"]): r for r in a.rows}
+    rows_b = {str(r["id"]): r for r in b.rows}
+    changes = []
+    for rid in sorted(rows_a.keys() | rows_b.keys()):
+        before = str(rows_a.get(rid, {}).get("outcome", MISSING))
+        after = str(rows_b.get(rid, {}).get("outcome", MISSING))
+        if before == after:
+            continue
+        kind, why = classify(before, after)
+        reason = (rows_b.get(rid) or rows_a.get(rid) or {}).get("reason")
+        changes.append(Change(rid, before, after, kind, why, str(reason) if reason else None))
+    return sorted(changes, key=lambda c: (KINDS.index(c.kind), RANK.get(c.after, len(RANK)), c.id))
+
+
+def regressions(changes: list[Change]) -> list[Change]:
+    return [c for c in changes if c.kind == "regression"]
+
+
+def profile_changes(a: Bundle, b: Bundle) -> list[dict[str, str]]:
+    """Per-profile verdicts that differ (information; the exit code rests on requirements)."""
+    verdicts_a = {p.get("profile"): p.get("verdict") for p in a.verdict.get("profiles") or []}
+    verdicts_b = {p.get("profile"): p.get("verdict") for p in b.verdict.get("profiles") or []}
+    return [
+        {"profile": str(name), "before": str(verdicts_a.get(name)), "after": str(verdicts_b.get(name))}
+        for name in dict.fromkeys([*verdicts_a, *verdicts_b])
+        if verdicts_a.get(name) != verdicts_b.get(name)
+    ]
+
+
+def summary(a: Bundle, b: Bundle, changes: list[Change]) -> dict[str, Any]:
+    """The whole diff as JSON (what `diff --json` prints)."""
+
+    def side(bundle: Bundle) -> dict[str, Any]:
+        return {
+            "path": str(bundle.path),
+            "host": host_name(bundle),
+            "headline": bundle.verdict.get("headline"),
+            "suite": (bundle.data.get("suite") or {}).get("version"),
+        }
+
+    return {
+        "a": side(a),
+        "b": side(b),
+        "regressions": len(regressions(changes)),
+        "changes": [asdict(c) for c in changes],
+        "profiles": profile_changes(a, b),
+        "exitCode": EXIT_REGRESSION if regressions(changes) else EXIT_OK,
+    }
+
+
+def text_lines(a: Bundle, b: Bundle, changes: list[Change]) -> list[str]:
+    """The diff for a terminal or a CI log: one line per changed requirement, its reason indented."""
+    found = regressions(changes)
+    lines = [
+        f"A: {host_name(a)} {a.verdict.get('headline')} ({a.path})",
+        f"B: {host_name(b)} {b.verdict.get('headline')} ({b.path})",
+    ]
+    lines += [f"profile {p['profile']}: {p['before']} -> {p['after']}" for p in profile_changes(a, b)]
+    for change in changes:
+        lines.append(
+            f"{change.kind.upper():11} {change.id}: {change.before} -> {change.after} ({change.why})"
+        )
+        if change.reason and change.kind == "regression":
+            lines.append("    " + " ".join(change.reason.split())[:300])
+    if not changes:
+        lines.append("no requirement changed its outcome")
+    lines.append(
+        f"{len(found)} regression{'s' if len(found) != 1 else ''}"
+        + (f": {', '.join(c.id for c in found[:8])}" + (" …" if len(found) > 8 else "") if found else "")
+        + f"; {len(changes) - len(found)} other change{'s' if len(changes) - len(found) != 1 else ''}"
+    )
+    return lines
+
+
+def add_command(subparsers: argparse._SubParsersAction) -> None:
+    """Register `diff A B [--json]`."""
+    parser = subparsers.add_parser(
+        "diff",
+        help="Compare two result bundles requirement by requirement; exit 1 on a regression.",
+        description="Compare two result bundles requirement by requirement, regressions first. Exit 1 "
+        "when B is worse than A on any requirement, or no longer grades one that A graded.",
+    )
+    parser.add_argument("a", type=Path, metavar="A.json", help="The earlier (reference) bundle.")
+    parser.add_argument("b", type=Path, metavar="B.json", help="The later bundle.")
+    parser.add_argument("--json", dest="as_json", action="store_true", help="Print the diff as JSON.")
+    parser.set_defaults(handler=diff_command)
+
+
+def diff_command(args: argparse.Namespace) -> int:
+    """0 no regression, 1 a regression, 4 a file that is not a bundle."""
+    try:
+        a, b = load_bundle(args.a), load_bundle(args.b)
+    except BundleError as exc:
+        print(f"diff: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    changes = compare(a, b)
+    if args.as_json:
+        print(scrub(json.dumps(summary(a, b, changes), indent=2, ensure_ascii=False)))
+    else:
+        print(scrub("\n".join(text_lines(a, b, changes))))
+    return EXIT_REGRESSION if regressions(changes) else EXIT_OK
