@@ -39,6 +39,7 @@ from typing import Any
 
 import rfc8785
 
+from conformance import signed_view
 from conformance.provenance import DIGEST_FIELD
 from conformance.provenance import bundle_digest as recompute_digest
 from conformance.requirements import GRADED_PROFILES
@@ -91,8 +92,10 @@ class Bundle:
         return self.data.get("verdict") or {}
 
 
-def load_bundle(path: str | Path) -> Bundle:
-    """Read a bundle; the two fields every view needs (rows and verdict) must be there and typed."""
+def load_bundle(path: str | Path, public_keys: Iterable[str] = ()) -> Bundle:
+    """Read a bundle; the two fields every view needs (rows and verdict) must be there and typed. A
+    signed certification bundle v3 is read through conformance/signed_view.py: verified against
+    `public_keys` (PEM or raw base64 texts), and certified only when one of them checks it."""
     source = Path(path)
     try:
         raw = source.read_bytes()
@@ -101,6 +104,8 @@ def load_bundle(path: str | Path) -> Bundle:
         raise BundleError(f"{source}: not a readable JSON file ({exc.__class__.__name__})") from None
     if not isinstance(data, dict):
         raise BundleError(f"{source}: not a result bundle (a JSON object is expected)")
+    if signed_view.is_v3(data):
+        data = signed_view.native_view(data, signed_view.verified_problems(data, public_keys))
     rows, verdict = data.get("requirements"), data.get("verdict")
     if not isinstance(rows, list) or not all(isinstance(r, dict) and "id" in r for r in rows):
         raise BundleError(f"{source}: not a result bundle (no `requirements` rows with ids)")
@@ -528,6 +533,15 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     combine.add_argument(
         "--title", default="Interop matrix", help="The page title. [default: Interop matrix]"
     )
+    combine.add_argument(
+        "--pubkey",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="KEY.pub.pem",
+        help="A public key signed v3 bundles are checked against (repeatable); a signed bundle no key "
+        "checks is never certified.",
+    )
     combine.set_defaults(handler=combine_command)
     bundle_diff.add_command(subparsers)
     badges.add_command(subparsers)
@@ -541,7 +555,11 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def combine_command(args: argparse.Namespace) -> int:
     """`matrix combine`: 0 when written, 4 when a file is not a bundle."""
     try:
-        bundles = [load_bundle(path) for path in args.bundles]
+        keys = [key.read_text(encoding="utf-8") for key in args.pubkey]
+        bundles = [load_bundle(path, keys) for path in args.bundles]
+    except OSError as exc:
+        print(f"matrix: error: cannot read a --pubkey file ({exc.strerror})", file=sys.stderr)
+        return EXIT_USAGE
     except BundleError as exc:
         print(f"matrix: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
