@@ -25,6 +25,7 @@ from conformance.matrix import (
     Bundle,
     BundleError,
     certification,
+    host_build,
     host_name,
     load_bundle,
     profile_cell,
@@ -90,8 +91,12 @@ def slug(text: str) -> str:
 
 def badges(bundle: Bundle, name: str | None = None) -> dict[str, dict[str, Any]]:
     """File name -> endpoint JSON: the headline, then one per profile the bundle has a verdict for.
-    `name` replaces the host's name@version in the file names (two builds of one host, one folder)."""
-    host = slug(name or host_name(bundle))
+    The file names start with the host's name@version and, when the bundle records one, its build
+    (`--host-build`, first 12 characters of its id), so two builds of one host can share a folder;
+    `name` replaces all of that."""
+    build = host_build(bundle)
+    default = host_name(bundle) + (f"-{build.rsplit(':', 1)[-1][:12]}" if build else "")
+    host = slug(name or default)
     found = {f"{host}.json": headline_badge(bundle)}
     for profile in profile_names([bundle]):
         found[f"{host}-{slug(profile)}.json"] = profile_badge(bundle, profile)

@@ -120,8 +120,23 @@ def summary(a: Bundle, b: Bundle, changes: list[Change]) -> dict[str, Any]:
         "regressions": len(regressions(changes)),
         "changes": [asdict(c) for c in changes],
         "profiles": profile_changes(a, b),
+        "notes": grading_notes(a, b),
         "exitCode": EXIT_REGRESSION if regressions(changes) else EXIT_OK,
     }
+
+
+def grading_notes(a: Bundle, b: Bundle) -> list[str]:
+    """What differs in how the two bundles were graded, beside what they found: a different
+    requirement registry or suite version can change an outcome with no change in the host."""
+    pa, pb = a.data.get("provenance") or {}, b.data.get("provenance") or {}
+    notes = []
+    ra, rb = pa.get("registrySha256"), pb.get("registrySha256")
+    if ra and rb and ra != rb:
+        notes.append("A and B were graded against different requirement registries (registrySha256)")
+    va, vb = (a.data.get("suite") or {}).get("version"), (b.data.get("suite") or {}).get("version")
+    if va and vb and va != vb:
+        notes.append(f"A and B were graded by different suite versions ({va}, {vb})")
+    return notes
 
 
 def text_lines(a: Bundle, b: Bundle, changes: list[Change]) -> list[str]:
@@ -131,6 +146,7 @@ def text_lines(a: Bundle, b: Bundle, changes: list[Change]) -> list[str]:
         f"A: {host_name(a)} {a.verdict.get('headline')} ({a.path})",
         f"B: {host_name(b)} {b.verdict.get('headline')} ({b.path})",
     ]
+    lines += [f"note: {note}" for note in grading_notes(a, b)]
     lines += [f"profile {p['profile']}: {p['before']} -> {p['after']}" for p in profile_changes(a, b)]
     for change in changes:
         lines.append(

@@ -397,3 +397,16 @@ def test_matrix_command_usage_errors(tmp_path, capsys):
     with pytest.raises(SystemExit) as stopped:
         cli("matrix", "combine", str(good))  # no -o
     assert stopped.value.code == 4
+
+
+def test_diff_notes_bundles_graded_against_different_registries(tmp_path, capsys):
+    from conformance.bundle_diff import grading_notes
+    from conformance.matrix import load_bundle
+
+    a, b = bundle_dict(), bundle_dict()
+    a["provenance"], b["provenance"] = {"registrySha256": "1" * 64}, {"registrySha256": "2" * 64}
+    b["suite"] = {**a.get("suite", {}), "name": "openwop-memory-conformance", "version": "9.9.9"}
+    loaded = [load_bundle(written(tmp_path, name, data)) for name, data in (("a.json", a), ("b.json", b))]
+    notes = grading_notes(*loaded)
+    assert any("different requirement registries" in n for n in notes)
+    assert any("different suite versions" in n for n in notes)
