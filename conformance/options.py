@@ -113,8 +113,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--host-build",
         default=None,
         metavar="BUILD",
-        help="The host build under test, recorded in the bundle (env OPENWOP_HOST_BUILD), "
-        "e.g. its version and commit.",
+        help="The host build under test, recorded in the bundle (env OPENWOP_HOST_BUILD); "
+        "as KIND:ID (commit:SHA, image-digest:sha256:HEX, artifact-sha256:HEX) it also serves export-v3.",
     )
     group.addoption("--junit", default=None, metavar="PATH", help="Write JUnit XML, one row per requirement.")
     group.addoption("--summary-md", default=None, metavar="PATH", help="Write the Markdown summary here.")
