@@ -23,7 +23,6 @@ from conformance.matrix import (
     EXIT_OK,
     EXIT_USAGE,
     Bundle,
-    BundleError,
     certification,
     host_build,
     host_name,
@@ -127,12 +126,9 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 def badge_command(args: argparse.Namespace) -> int:
-    """0 when written, 4 when the file is not a bundle or DIR is not a folder."""
-    try:
-        bundle = load_bundle(args.bundle)
-    except BundleError as exc:
-        print(f"badge: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    """0 when written, 4 when the file is not a bundle (BundleError, said by the CLI) or DIR is not a
+    folder."""
+    bundle = load_bundle(args.bundle)
     if args.output.exists() and not args.output.is_dir():
         print(f"badge: error: {args.output} exists and is not a folder", file=sys.stderr)
         return EXIT_USAGE

@@ -28,12 +28,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.matrix import EXIT_OK, EXIT_USAGE, Bundle, BundleError, host_name, load_bundle
+from conformance.matrix import EXIT_OK, Bundle, host_name, load_bundle
 from conformance.outcomes import SEVERITY, Outcome
 from conformance.secrecy import scrub
 
@@ -179,12 +178,8 @@ def add_command(subparsers: argparse._SubParsersAction) -> None:
 
 
 def diff_command(args: argparse.Namespace) -> int:
-    """0 no regression, 1 a regression, 4 a file that is not a bundle."""
-    try:
-        a, b = load_bundle(args.a), load_bundle(args.b)
-    except BundleError as exc:
-        print(f"diff: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    """0 no regression, 1 a regression, 4 a file that is not a bundle (BundleError, said by the CLI)."""
+    a, b = load_bundle(args.a), load_bundle(args.b)
     changes = compare(a, b)
     if args.as_json:
         print(scrub(json.dumps(summary(a, b, changes), indent=2, ensure_ascii=False)))

@@ -49,14 +49,14 @@ from typing import Any
 
 import rfc8785
 
-from conformance import signing
+from conformance import NAME, signing
 from conformance.headline import run_verdict
 from conformance.outcomes import Outcome
 from conformance.requirements import GRADED_PROFILES
 
 BUNDLE_VERSION = "3"
 SUITE_NAME = "@openwop/openwop-conformance"  # a `const` in the v3 schema
-OUR_SUITE = "openwop-memory-conformance"
+OUR_SUITE = NAME
 SCHEMA = "openwop/certification-bundle"
 SIGNATURE_OVER = ("witnessSha256", "host.build", "suite.version", "discovery.sha256")
 RESULTS = ("executed-pass", "executed-fail", "skipped", "inapplicable", "blocked")

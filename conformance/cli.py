@@ -33,14 +33,14 @@ from typing import Any
 
 import pytest
 
-from conformance import certification, explain, matrix, requirements, scenario_index
+from conformance import NAME, certification, explain, matrix, requirements, scenario_index
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
 from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_problem
 from conformance.paths import scenarios_dir
 from conformance.report import ranked_rows
 from conformance.secrecy import Secret, scrub
 
-PROG = "openwop-memory-conformance"
+PROG = NAME
 COMMANDS = (
     *("run", "explain", "requirements"),  # implementers and CI
     *("matrix", "diff", "badge", "keygen", "export-v3", "sign", "verify"),  # maintainers
@@ -520,6 +520,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args, extra)
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE_ERROR
+    except matrix.BundleError as exc:  # a file given to matrix, diff or badge is not a bundle
+        print(f"{args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE_ERROR
     except scenario_index.CollectionFailed as exc:
         print(f"{PROG}: internal error: {exc}", file=sys.stderr)

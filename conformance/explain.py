@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from conformance import requirements
+from conformance import NAME, requirements
 from conformance.evidence import SURFACES
 from conformance.paths import data_path
 from conformance.profiles.compaction.seams import COMPACT
@@ -32,7 +32,7 @@ from conformance.scenario_index import tests_for
 
 GLOB_CHARACTERS = frozenset("*?[")
 NO_CAUSE = "no known common cause recorded"
-PROG = "openwop-memory-conformance"
+PROG = NAME
 
 
 @dataclass(frozen=True)

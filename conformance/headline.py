@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from conformance.outcomes import Outcome
+from conformance.outcomes import Outcome, tally
 from conformance.requirements import GRADED_PROFILES
 
 FAILING = {Outcome.FAIL.value, Outcome.ERROR.value}
@@ -106,8 +106,4 @@ def _names(ids: list[str]) -> str:
 
 
 def _counts(rows: list[dict[str, Any]]) -> str:
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
-    order = [o.value for o in Outcome]
-    return ", ".join(f"{counts[o]} {o}" for o in order if counts.get(o))
+    return ", ".join(f"{n} {o}" for o, n in tally(row["outcome"] for row in rows).items() if n)

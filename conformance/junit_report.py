@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conformance import requirements
+from conformance import NAME, requirements
 from conformance.secrecy import scrub
 
-SUITES_NAME = "openwop-memory-conformance"
+SUITES_NAME = NAME
 UNPROFILED = "unprofiled"
 MESSAGE_LIMIT = 500  # the `message` attribute: one glanceable line
 BODY_LIMIT = 8000  # the text of a failure, error or system-out

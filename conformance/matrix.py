@@ -556,13 +556,10 @@ def combine_command(args: argparse.Namespace) -> int:
     """`matrix combine`: 0 when written, 4 when a file is not a bundle."""
     try:
         keys = [key.read_text(encoding="utf-8") for key in args.pubkey]
-        bundles = [load_bundle(path, keys) for path in args.bundles]
     except OSError as exc:
         print(f"matrix: error: cannot read a --pubkey file ({exc.strerror})", file=sys.stderr)
         return EXIT_USAGE
-    except BundleError as exc:
-        print(f"matrix: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    bundles = [load_bundle(path, keys) for path in args.bundles]  # BundleError: said by the CLI
     write_text(args.output, render_markdown(bundles, args.title))
     print(f"matrix: {len(bundles)} bundles -> {args.output}")
     if args.html:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance import requirements
+from conformance import NAME, requirements
 from conformance.outcomes import Outcome
 
 OBSERVED_LIMIT = 400  # characters of observed evidence in a message (the bundle keeps more)
@@ -26,7 +26,7 @@ def rerun_command(requirement_id: str, host_url: str | None, *more: str) -> str:
     """The shell command that grades just these requirements again (keys from the environment)."""
     where = f" --host-url {host_url}" if host_url else ""
     chosen = "".join(f" --requirement {rid}" for rid in (requirement_id, *more))
-    return f"openwop-memory-conformance run{where}{chosen}"
+    return f"{NAME} run{where}{chosen}"
 
 
 def shared_stop(ids: list[str], outcome: Outcome, reason: str, host_url: str | None) -> str:

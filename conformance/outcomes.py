@@ -46,6 +46,14 @@ SHORT_LETTER = {
 }
 
 
+def tally(outcomes: Iterable[str]) -> dict[str, int]:
+    """How many of each outcome, every outcome a key, in the vocabulary's order."""
+    counts = {o.value: 0 for o in Outcome}
+    for outcome in outcomes:
+        counts[outcome] += 1
+    return counts
+
+
 def worst(outcomes: Iterable[Outcome]) -> Outcome | None:
     present = set(outcomes)
     return next((o for o in SEVERITY if o in present), None)

@@ -179,7 +179,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     and the constants cache its plugin fills in this same hook, `.hypothesis/` in the cwd by
     default) goes to a temporary folder, unless HYPOTHESIS_STORAGE_DIRECTORY says where it belongs."""
     for item in items:
-        item.extra_keyword_matches.update(_declared(item))
+        item.extra_keyword_matches.update(declared(item))
         _mark_levels_and_profiles(item)
     _narrow(config, items)
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
@@ -197,7 +197,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 def _mark_levels_and_profiles(item: pytest.Item) -> None:
     """Markers for what a test grades, so `-m must` or `-m "retention and not may"` selects by level
     and profile (this runs before `-m` deselects)."""
-    for rid in _declared(item):
+    for rid in declared(item):
         spec = requirements.get(rid)
         item.add_marker(spec.level.lower())
         item.add_marker(spec.profile)
@@ -211,8 +211,8 @@ def _narrow(config: pytest.Config, items: list[Any]) -> None:
     wanted = selection.matching(options.requirements) if options.requirements else None
     kept, dropped = [], []
     for item in items:
-        declared = _declared(item)
-        (kept if not declared or selection.keep(declared, wanted, options.profiles) else dropped).append(item)
+        ids = declared(item)
+        (kept if not ids or selection.keep(ids, wanted, options.profiles) else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
@@ -286,7 +286,9 @@ def ctx(request: pytest.FixtureRequest, openwop_session: Session) -> Scenario:
     return Scenario(openwop_session, verdict, request.node.name)
 
 
-def _declared(item: pytest.Item) -> tuple[str, ...]:
+def declared(item: pytest.Item) -> tuple[str, ...]:
+    """The requirement ids a test's `requirement` markers declare, in order, each once: what it grades
+    (also read by conformance/scenario_index.py and the self-validation)."""
     ids: list[str] = []
     for mark in item.iter_markers("requirement"):
         ids.extend(mark.args)
@@ -294,11 +296,11 @@ def _declared(item: pytest.Item) -> tuple[str, ...]:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    declared = _declared(item)
+    ids = declared(item)
     exchanges.start_test_log()
-    if declared:
+    if ids:
         disabled = item.config.stash[OPTIONS].disabled
-        item.stash[VERDICT] = Verdict(declared, {k: v for k, v in disabled.items() if k in declared})
+        item.stash[VERDICT] = Verdict(ids, {k: v for k, v in disabled.items() if k in ids})
 
 
 # -- outcomes ------------------------------------------------------------------------------------

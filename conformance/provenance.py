@@ -20,7 +20,7 @@ from typing import Any
 
 import rfc8785
 
-from conformance import __version__
+from conformance import NAME, __version__
 from conformance.paths import data_path
 
 DIGEST_FIELD = "bundleSha256"
@@ -31,7 +31,7 @@ def suite_record() -> dict[str, Any]:
     """The suite's name, version, commit (and how the commit is known) and Python."""
     commit, source = _commit()
     return {
-        "name": "openwop-memory-conformance",
+        "name": NAME,
         "version": __version__,
         "commit": commit,
         "commitSource": source,

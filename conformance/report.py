@@ -15,7 +15,7 @@ import rfc8785
 
 from conformance import requirements
 from conformance.headline import run_verdict
-from conformance.outcomes import SEVERITY, Outcome, worst
+from conformance.outcomes import SEVERITY, Outcome, tally, worst
 from conformance.provenance import DIGEST_FIELD, bundle_digest, data_digests, suite_record
 from conformance.secrecy import scrub
 from conformance.selection import Selection
@@ -72,25 +72,18 @@ def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
             {r["reason"] for _, r in entries if r.get("reason") and Outcome(r["outcome"]) == outcome}
         )
         rows.append(
-            {
-                "id": rid,
-                "section": spec.section,
-                "level": spec.level,
-                "profile": spec.profile,
-                "sentence": spec.sentence,
-                "outcome": outcome.value,
-                "assertions": sum(int(r["assertions"]) for _, r in entries),
-                "reason": bounded_text("; ".join(reasons), ROW_REASON_LIMIT) or None,
-                "tests": sorted({nodeid for nodeid, _ in entries}),
-                "surfaces": list(spec.surfaces),
-                "surfacesObserved": sorted(
+            _row(
+                spec,
+                outcome,
+                assertions=sum(int(r["assertions"]) for _, r in entries),
+                reason=bounded_text("; ".join(reasons), ROW_REASON_LIMIT) or None,
+                tests=sorted({nodeid for nodeid, _ in entries}),
+                surfaces_observed=sorted(
                     {e.get("surface") for _, r in entries for e in r.get("evidence", []) if e.get("surface")}
                 ),
-                "evidence": [dict(e, test=nodeid) for nodeid, r in entries for e in r.get("evidence", [])][
-                    :20
-                ],
+                evidence=[dict(e, test=nodeid) for nodeid, r in entries for e in r.get("evidence", [])][:20],
                 **_explanation(entries, outcome),
-            }
+            )
         )
     return rows
 
@@ -110,23 +103,39 @@ def not_run_rows(graded: Iterable[str], in_scope: Callable[[requirements.Require
     """A NOT-RUN row for every requirement in scope that no test graded (a partial run, `-x`)."""
     done = set(graded)
     return [
-        {
-            "id": r.id,
-            "section": r.section,
-            "level": r.level,
-            "profile": r.profile,
-            "sentence": r.sentence,
-            "outcome": Outcome.NOT_RUN.value,
-            "assertions": 0,
-            "reason": "not selected or not reached by this run",
-            "tests": [],
-            "surfaces": list(r.surfaces),
-            "surfacesObserved": [],
-            "evidence": [],
-        }
+        _row(r, Outcome.NOT_RUN, reason="not selected or not reached by this run")
         for r in requirements.registry().values()
         if r.id not in done and in_scope(r)
     ]
+
+
+def _row(
+    spec: requirements.Requirement,
+    outcome: Outcome,
+    *,
+    assertions: int = 0,
+    reason: str | None,
+    tests: list[str] | None = None,
+    surfaces_observed: list[str] | None = None,
+    evidence: list[dict[str, Any]] | None = None,
+    **explanation: Any,
+) -> dict[str, Any]:
+    """A bundle row: the registry's facts about the requirement, then what the run found."""
+    return {
+        "id": spec.id,
+        "section": spec.section,
+        "level": spec.level,
+        "profile": spec.profile,
+        "sentence": spec.sentence,
+        "outcome": outcome.value,
+        "assertions": assertions,
+        "reason": reason,
+        "tests": tests or [],
+        "surfaces": list(spec.surfaces),
+        "surfacesObserved": surfaces_observed or [],
+        "evidence": evidence or [],
+        **explanation,
+    }
 
 
 def bounded_text(text: str, limit: int) -> str:
@@ -149,10 +158,7 @@ def discovery_record(url: str, sha256: str, layout: str, document: dict[str, Any
 
 
 def totals(rows: Iterable[dict[str, Any]]) -> dict[str, int]:
-    counts = {o.value: 0 for o in Outcome}
-    for row in rows:
-        counts[row["outcome"]] += 1
-    return counts
+    return tally(row["outcome"] for row in rows)
 
 
 def build_bundle(

@@ -25,6 +25,7 @@ import pytest
 
 from conformance import requirements
 from conformance.paths import scenarios_dir
+from conformance.plugin import declared
 
 # Plugins that have no say in which tests exist: off, so that collecting writes nothing (cache,
 # Hypothesis's constants database) and reorders nothing. `addopts` of whatever ini file pytest finds
@@ -67,8 +68,7 @@ class _Markers:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
-            declared = [rid for mark in item.iter_markers("requirement") for rid in mark.args]
-            current = tuple(dict.fromkeys(requirements.canonical(rid) for rid in declared))
+            current = tuple(dict.fromkeys(requirements.canonical(rid) for rid in declared(item)))
             self.tests.append(ScenarioTest(rerunnable_id(item), current))
 
 

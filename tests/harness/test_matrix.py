@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conformance import badges, bundle_diff, matrix
-from conformance.cli import Parser
+from conformance.cli import main
 from conformance.outcomes import Outcome
 from conformance.provenance import bundle_digest
 
@@ -73,11 +73,8 @@ def loaded(tmp_path: Path, bundle: dict[str, Any], name: str = "b.json") -> matr
 
 
 def cli(*argv: str) -> int:
-    """The commands as the CLI will have them: registered on the suite's own parser (exit 4 on usage)."""
-    parser = Parser(prog="openwop-memory-conformance")
-    matrix.add_commands(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(list(argv))
-    return args.handler(args)
+    """The commands through the suite's CLI (exit 4 on usage and on a file that is not a bundle)."""
+    return main(list(argv))
 
 
 # -- certified -------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from inprocess import graded_rows, run_pytest
 
 from conformance.outcomes import Outcome, fails_run, worst
 from conformance.paths import scenarios_dir
+from conformance.plugin import declared
 from mutants.host import start as start_mutants
 from reference_host.config import HostConfig
 from reference_host.server import RunningHost
@@ -80,8 +81,7 @@ class _Collected:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
-            ids = [rid for mark in item.iter_markers("requirement") for rid in mark.args]
-            self.items[item.nodeid] = (str(item.path), tuple(dict.fromkeys(ids)))
+            self.items[item.nodeid] = (str(item.path), declared(item))
 
 
 @dataclass(frozen=True)
