@@ -37,7 +37,7 @@ class CorpusOverfit(Scrubber):
     """A harness tuned to pass a fixed corpus: it knows the suite's literals, not the formats."""
 
     def redactor(self, tenant: str) -> Redactor:
-        return Redactor({**self.secrets.secrets_for(tenant), **suite_corpus_literals()}, shapes=())
+        return Redactor({**self.secrets.secrets_for(tenant), **suite_corpus_literals()}, rules=())
 
 
 def suite_corpus_literals() -> dict[str, str]:

@@ -1,29 +1,41 @@
 """The reference host's SR-1 redaction harness (RFC 0004 §D, carried through RFC 0012 §D).
 
-Every `put` and every compaction output goes through `Redactor.redact`. It replaces, in order:
+Every `put`, every compaction output, every distillation archive and every retention node goes
+through one `Redactor`. It replaces:
 
 1. the tenant's registered BYOK secret values with `[REDACTED:<secretId>]` (only a registry can
    catch a secret that has no recognisable shape);
 2. form-leak signatures (`[BYOK:...]`, `<REDACTED:...>`, malformed `[REDACTED:...]`) with a
    canonical marker, because RFC 0012 forbids carrying them forward verbatim;
-3. secret-shaped strings (`SHAPES`) with `[REDACTED:<kind>]`, because a summariser can invent
-   or re-assemble key material that no registry knows about.
+3. secret-shaped strings (`secret_rules.yaml`, run by `secret_scan.Scanner`) with
+   `[REDACTED:<kind>]`, because a summariser can invent or re-assemble key material that no
+   registry knows about.
 
-Canonical markers already in the text are never rewritten or matched into, so redacting twice is
-the same as redacting once. `redact_joined` is the compaction join: it also catches a secret that
-only becomes visible when two entries are glued together.
+A marker replaces exactly the secret's span. Canonical markers already in the text are never
+rewritten or matched into, so redacting twice is the same as redacting once.
+
+Texts are redacted as a list of parts (the entries of a compaction, the sources of a distillation;
+one text is a list of one). Matches never run from one part into the next: the parts are scanned
+joined by a NUL, which no rule matches. A secret split across parts, or wrapped across a line
+break inside one, is found in a glued view where those joints are removed; it is cut only where
+the pieces show it really continues (see `_straddling_edits`), so the first word of the next entry
+is never lost to a greedy match.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from bisect import bisect_right
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
-__all__ = ["SHAPES", "Finding", "Redactor", "Shape", "looks_random", "redact_joined", "redact_parts"]
+import re2
+
+from reference_host.secret_checks import is_hex, keyish, looks_random, plain_word
+from reference_host.secret_scan import RULES, Finding, Offsets, Rule, Scanner
+
+__all__ = ["RULES", "Finding", "Redactor", "looks_random", "redact_joined", "redact_parts"]
 
 MIN_REGISTERED_LENGTH = 8
 _MAX_LABEL = 64
@@ -35,161 +47,56 @@ _BRACKET_MARKER = re.compile(r"\[REDACTED:([^\[\]]*)\]")
 _BYOK_FORM = re.compile(r"\[BYOK:[^\]]*\]")
 _ANGLE_FORM = re.compile(r"<REDACTED:([^>]*)>")
 _ANY_FORM = re.compile(r"(\[BYOK:[^\]]*\]|<REDACTED:[^>]*>|\[REDACTED:[^\[\]]*\])")
+_FORM_OPENERS = ("[BYOK:", "<REDACTED:", "[REDACTED:")
+_MARKER_OPENER = "[REDACTED:"
 BYOK_LABEL = "byok"
 FALLBACK_LABEL = "source"
 SHAPE_FALLBACK_LABEL = "secret"  # too short to hold a registered value (>= 8 chars)
+JOINT = "\x00"  # what parts are scanned joined by: no rule matches across it
+HARD_BREAK = "\x00\x01\x00"  # between parts that are not neighbours: not even a joint to glue
+MAX_ROUNDS = 4
+GLUE_RANDOM_LENGTH = 8  # a fragment this long across a joint must itself look random
+_SPACE = re.compile(r"\s")
+
+# A joint the glued view removes: a line break inside a part (with the indentation around it) or
+# the NUL between two parts, with a character a key is spelled in on both sides. Found by RE2 over
+# the bytes (a scan per character in Python's `re` would cost more than the whole secret scan).
+_KEY_CHAR = r"[A-Za-z0-9+/=_-]"
+_JOINTS = re2.compile(rf"{_KEY_CHAR}([ \t]*\r?\n[ \t]*|\x00){_KEY_CHAR}".encode())
+_GLUE_BEFORE = 256  # characters of context the glued view keeps before a joint (an assignment's name)
+_GLUE_AFTER = 1024  # and after it
+_RUN_BEFORE = re.compile(rf"{_KEY_CHAR}{{1,64}}\Z")
+_RUN_AFTER = re.compile(rf"{_KEY_CHAR}{{1,64}}")
+MIN_GLUED_RUN = 12  # a secret split at a joint: the key characters on its two sides, together
 
 
-def _entropy(text: str) -> float:
-    """Shannon entropy in bits per character of the sample itself."""
-    counts = Counter(text)
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
-
-
-_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_ATOM = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-_SEGMENT_SEPARATORS = re.compile(r"[/+_.=-]+")
-
-
-def _wordlike(segment: str) -> bool:
-    """True for `settings`, `HTTPServer`, `python3`, `v2`: pieces of names, not of random keys.
-
-    Words are made of few, long atoms (runs of one character class); random base64 switches
-    class every couple of characters.
-    """
-    segment = segment.rstrip("0123456789")
-    if len(segment) <= 3:
-        return True
-    return len(segment) / len(_ATOM.findall(segment)) >= 3.0
-
-
-def looks_random(token: str) -> bool:
-    """Whether a long base64/base64url-alphabet run is key material rather than a name or a path.
-
-    It needs two of {upper, lower, digit}, real entropy, and must not be spelled entirely from
-    word-like pieces (identifiers such as `internationalization_settings_v2`, paths) unless its
-    entropy is higher than any such name reaches. UUIDs are ids, not secrets.
-    """
-    core = _UUID.sub("", token.rstrip("="))
-    if len(core) < 32:
+def _worth_gluing(joined: str, a: int, b: int) -> bool:
+    """Whether a joint may split a secret: enough key characters around it, not two plain words
+    (`...Friday.` | `Customer asked...` is the end of one note and the start of the next)."""
+    left = _RUN_BEFORE.search(joined, max(0, a - 64), a)
+    right = _RUN_AFTER.match(joined, b)
+    if left is None or right is None or len(left.group()) + len(right.group()) < MIN_GLUED_RUN:
         return False
-    classes = sum(any(test(c) for c in core) for test in (str.isupper, str.islower, str.isdigit))
-    if classes < 2:
-        return False
-    entropy = _entropy(core)
-    if entropy < 3.5:
-        return False
-    segments = [s for s in _SEGMENT_SEPARATORS.split(core) if s]
-    return not (all(_wordlike(s) for s in segments) and entropy < 4.7)
-
-
-@dataclass(frozen=True)
-class Shape:
-    """One secret shape: a regex and the slug used in its marker.
-
-    A named group `secret` narrows the replacement to that part (so `Bearer ` or the user of a
-    URL stays readable); `accept`, when set, vetoes matches the regex alone cannot judge.
-    """
-
-    kind: str
-    pattern: re.Pattern[str]
-    accept: Callable[[str], bool] | None = None
-
-
-_L = r"(?<![A-Za-z0-9])"  # not glued to a preceding letter or digit ("task-..." is not "sk-...")
-_PEM_HEAD = r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_TAIL = r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-_ASSIGNED_KEYS = (
-    r"password|passwd|passphrase|secret|client_secret|api_?key|access_?token|auth_?token"
-    r"|private_?key"
-)
-
-
-def _shape(kind: str, pattern: str, flags: int = 0, accept: Callable[[str], bool] | None = None) -> Shape:
-    return Shape(kind, re.compile(pattern, flags), accept)
-
-
-# The audit table. Order matters only for the slug a match gets: specific before generic.
-SHAPES: tuple[Shape, ...] = (
-    _shape("pem-private-key", _PEM_HEAD + r".{0,16384}?" + _PEM_TAIL, re.DOTALL),
-    _shape("pem-private-key", _PEM_HEAD + r"(?:\s+[A-Za-z0-9+/=]{4,})*"),  # truncated block
-    _shape(
-        "url-password",
-        r"[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/?#@\[\]]*:(?P<secret>[^\s@/?#\[\]]+)@",
-    ),
-    _shape(
-        "basic-auth",
-        r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:basic)\s+(?P<secret>[A-Za-z0-9+/=._~-]{4,})",
-    ),
-    _shape("bearer-token", r"(?i:\bbearer)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
-    _shape(
-        "aws-secret-key",
-        r"(?i:aws_?secret_?(?:access_?)?key)[\"']?\s*[:=]\s*[\"']?(?P<secret>[A-Za-z0-9/+=]{16,})",
-    ),
-    _shape("anthropic-key", _L + r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    _shape("openai-key", _L + r"sk-(?=[A-Za-z0-9_-]*[A-Z0-9])[A-Za-z0-9_-]{20,}"),
-    _shape("aws-access-key", _L + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16,}"),
-    _shape("github-pat", _L + r"github_pat_[A-Za-z0-9_]{22,}"),
-    _shape("github-token", _L + r"gh[pousr]_[A-Za-z0-9]{20,}"),
-    _shape("gitlab-token", _L + r"glpat-[A-Za-z0-9_-]{20,}"),
-    _shape("slack-webhook", r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9_/]+"),
-    _shape("slack-token", _L + r"xox[abposr]-[A-Za-z0-9-]{10,}"),
-    _shape("stripe-key", _L + r"(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"),
-    _shape("google-api-key", _L + r"AIza[A-Za-z0-9_-]{35,}"),
-    _shape("huggingface-token", _L + r"hf_[A-Za-z0-9]{30,}"),
-    _shape("xai-key", _L + r"xai-(?=[A-Za-z0-9_-]*[A-Z0-9])[A-Za-z0-9_-]{20,}"),
-    _shape("sendgrid-key", _L + r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    _shape("npm-token", _L + r"npm_[A-Za-z0-9]{30,}"),
-    _shape("pypi-token", _L + r"pypi-AgE[A-Za-z0-9_-]{20,}"),
-    _shape("twilio-key", _L + r"SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
-    _shape("jwt", _L + r"eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
-    _shape(
-        "credential-assignment",
-        r"(?<![A-Za-z0-9])(?i:" + _ASSIGNED_KEYS + r")[\"']?\s*[:=]\s*[\"']?"
-        r"(?P<secret>(?=[^\s\"'`,;<>\[\]]*[0-9])[^\s\"'`,;<>\[\]]{8,})",
-    ),
-    _shape(
-        "hex-token",
-        _L + r"(?=[0-9a-fA-F]*[a-fA-F])(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{32,}(?![A-Za-z0-9])",
-    ),
-    _shape(
-        "high-entropy",
-        r"(?<![A-Za-z0-9+/_=-])[A-Za-z0-9+/_-]{32,}={0,2}(?![A-Za-z0-9+/_=-])",
-        accept=looks_random,
-    ),
-)
-
-
-def _secret_span(shape: Shape, m: re.Match[str]) -> tuple[int, int]:
-    return m.span("secret") if "secret" in shape.pattern.groupindex else m.span()
-
-
-def _matches(shape: Shape, text: str) -> Iterator[tuple[int, int]]:
-    """Spans of `text` that `shape` would replace (after its `accept` veto)."""
-    for m in shape.pattern.finditer(text):
-        start, end = _secret_span(shape, m)
-        if shape.accept is None or shape.accept(text[start:end]):
-            yield start, end
-
-
-@dataclass(frozen=True)
-class Finding:
-    """A span of text the harness would replace, and the marker label it would use."""
-
-    start: int
-    end: int
-    label: str
+    return not (plain_word(left.group().rstrip(".,")) and plain_word(right.group().rstrip(".,")))
 
 
 def _marker(label: str) -> str:
     return f"[REDACTED:{label}]"
 
 
-class Redactor:
-    """SR-1 redaction for one tenant: its registered BYOK secrets plus the shape table.
+@dataclass(frozen=True)
+class _Edit:
+    """Replace `start:end` of one part with a marker (`label`) or with nothing (`label` None)."""
 
-    `shapes` (the shape table) and `form_leaks` (re-canonicalising form-leak signatures) say which
+    start: int
+    end: int
+    label: str | None
+
+
+class Redactor:
+    """SR-1 redaction for one tenant: its registered BYOK secrets plus the secret-shape rules.
+
+    `rules` (the shape rules) and `form_leaks` (re-canonicalising form-leak signatures) say which
     passes run; SR-1 runs all of them, which is the default.
     """
 
@@ -197,46 +104,83 @@ class Redactor:
         self,
         registered: Mapping[str, str],
         *,
-        shapes: Sequence[Shape] = SHAPES,
+        rules: Sequence[Rule] = RULES,
         form_leaks: bool = True,
     ) -> None:
-        self._shapes = tuple(shapes)
         self._form_leaks = form_leaks
         values = {v: k for k, v in registered.items() if len(v) >= MIN_REGISTERED_LENGTH}
         self._by_folded = {v.casefold(): k for v, k in values.items()}
-        ordered = sorted(values, key=len, reverse=True)  # longest first: `abc123xyz` beats `abc123`
-        self._registry = (
-            re.compile("|".join(re.escape(v) for v in ordered), re.IGNORECASE) if ordered else None
-        )
+        self._shapes = Scanner(rules)
         self._clean_cache: dict[str, bool] = {}
         self._labels = {sid: self._secret_label(sid) for sid in values.values()}
+        self._scanner = Scanner(rules, {v: self._labels[sid] for v, sid in values.items()})
 
     # -- public -----------------------------------------------------------------------------
 
     def redact(self, text: str) -> str:
-        """Redact `text`; re-applied until nothing changes so that redaction is idempotent.
+        """Redact one text; idempotent (re-applied until nothing changes)."""
+        return self.redact_parts([text])[0]
 
-        Each pass that changes anything strictly shrinks the text outside plain markers, so the
-        loop ends (usually after the confirming second pass).
+    def redact_parts(self, parts: Sequence[str]) -> list[str]:
+        """Redact each part, with secrets split across parts (or wrapped inside one) cut too.
+
+        Rounds repeat until one changes nothing (usually the second, which confirms the first).
+        A round after the first looks again only at the parts the last one changed and their
+        neighbours: a part nobody touched, beside parts nobody touched, has nothing new to find.
         """
-        while True:
-            redacted = self._pass(text)
-            if redacted == text:
-                return redacted
-            text = redacted
+        parts = list(parts)
+        todo = list(range(len(parts)))
+        for _ in range(MAX_ROUNDS):
+            changed: set[int] = set()
+            if self._form_leaks:
+                for i in self._holding_forms(parts, todo):
+                    canonical = self._canonicalize(parts[i])
+                    if canonical != parts[i]:
+                        changed.add(i)
+                        parts[i] = canonical
+            for i, part_edits in self._edits(parts, todo).items():
+                redacted = _apply(parts[i], part_edits)
+                if redacted != parts[i]:
+                    changed.add(i)
+                    parts[i] = redacted
+            if not changed:
+                break
+            todo = sorted({j for i in changed for j in (i - 1, i, i + 1) if 0 <= j < len(parts)})
+        return parts
+
+    def _holding_forms(self, parts: list[str], indexes: Sequence[int]) -> list[int]:
+        """Those of `indexes` whose part holds a form leak or a marker that is not canonical
+        (plain markers alone, the common case after a first round, need no canonicalizing)."""
+        return [i for i in _holding(parts, indexes, _FORM_OPENERS) if self._has_form(parts[i])]
+
+    def _has_form(self, text: str) -> bool:
+        if "[BYOK:" in text or "<REDACTED:" in text:
+            return True
+        at = text.find(_MARKER_OPENER)
+        while at >= 0:
+            plain = _PLAIN_MARKER.match(text, at)
+            if plain is None or not self._is_clean(plain.group(1)):
+                return True
+            at = text.find(_MARKER_OPENER, plain.end())
+        return False
+
+    def leaks_a_form(self, text: str) -> bool:
+        """Whether `text` holds a form-leak signature (`[BYOK:…]`, `<REDACTED:…>`, a bad marker)."""
+        if not self._form_leaks or not self._has_form(text):
+            return False
+        return bool(
+            _BYOK_FORM.search(text)
+            or _ANGLE_FORM.search(text)
+            or any(not self._is_clean(m.group(1)) for m in _BRACKET_MARKER.finditer(text))
+        )
 
     def find(self, text: str) -> list[Finding]:
-        """Non-overlapping registered-secret and secret-shape matches, outside plain markers.
-
-        Used by `redact_joined` to locate secrets that straddle an entry boundary.
-        """
-        taken = [(m.start(), m.end()) for m in self._plain_markers(text)]
-        found: list[Finding] = []
-        for start, end, label in self._candidates(text):
-            if all(end <= a or start >= b for a, b in taken):
-                taken.append((start, end))
-                found.append(Finding(start, end, label))
-        return sorted(found, key=lambda f: f.start)
+        """What `redact` would replace in `text` on its first round (markers in place of secrets)."""
+        return [
+            Finding(e.start, e.end, e.label)
+            for e in self._edits([text], [0]).get(0, [])
+            if e.label is not None
+        ]
 
     # -- labels -----------------------------------------------------------------------------
 
@@ -247,15 +191,6 @@ class Redactor:
     def _kind_label(self, kind: str) -> str:
         return kind if self._is_clean(kind) else SHAPE_FALLBACK_LABEL
 
-    def _id_for(self, matched: str) -> str:
-        """The secretId of a registry match (case-insensitive, whatever Unicode folding did)."""
-        sid = self._by_folded.get(matched.casefold())
-        if sid is None:
-            sid = next(
-                k for v, k in self._by_folded.items() if re.fullmatch(re.escape(v), matched, re.IGNORECASE)
-            )
-        return sid
-
     def _registered_in(self, text: str) -> str | None:
         folded = text.casefold()
         for value, sid in self._by_folded.items():
@@ -264,10 +199,8 @@ class Redactor:
         return None
 
     def _shape_in(self, text: str) -> str | None:
-        for shape in self._shapes:
-            for _ in _matches(shape, text):
-                return shape.kind
-        return None
+        found = [f for f in self._shapes.scan(text) if not self._shapes.keeps(f)]
+        return found[0].label if found else None
 
     def _is_clean(self, label: str) -> bool:
         """A label that can stand in a marker: plain characters, nothing secret inside."""
@@ -286,62 +219,27 @@ class Redactor:
         """The canonical label for a non-canonical marker's label (`<REDACTED:db prod>` etc.)."""
         for m in self._plain_markers(raw):
             return m.group(1)
-        sid = self._registered_in(raw)
-        if sid is not None:
-            return self._labels[sid]
-        kind = self._shape_in(raw)
-        if kind is not None:
-            return self._kind_label(kind)
-        label = _NOT_LABEL_CHARS.sub("-", raw).strip("-")
-        if not label:
-            return FALLBACK_LABEL
-        sid = self._registered_in(label)
-        if sid is not None:
-            return self._labels[sid]
-        kind = self._shape_in(label)
-        if kind is not None:
-            return self._kind_label(kind)
-        return label if self._is_clean(label) else FALLBACK_LABEL
+        for candidate in (raw, _NOT_LABEL_CHARS.sub("-", raw).strip("-")):
+            if not candidate:
+                return FALLBACK_LABEL
+            sid = self._registered_in(candidate)
+            if sid is not None:
+                return self._labels[sid]
+            kind = self._shape_in(candidate)
+            if kind is not None:
+                return self._kind_label(kind)
+        return candidate if self._is_clean(candidate) else FALLBACK_LABEL
 
-    # -- passes -----------------------------------------------------------------------------
+    # -- form leaks ---------------------------------------------------------------------------
 
     def _plain_markers(self, text: str) -> Iterator[re.Match[str]]:
         return (m for m in _PLAIN_MARKER.finditer(text) if self._is_clean(m.group(1)))
 
-    def _outside_markers(self, text: str, replace: Callable[[str], str]) -> str:
-        """Apply `replace` to the text between plain markers, never to a marker itself."""
-        out: list[str] = []
-        pos = 0
-        for m in self._plain_markers(text):
-            out.append(replace(text[pos : m.start()]))
-            out.append(m.group())
-            pos = m.end()
-        out.append(replace(text[pos:]))
-        return "".join(out)
-
-    def _pass(self, text: str) -> str:
-        if self._registry is not None:
-            text = self._outside_markers(text, self._replace_registered)
-        if self._form_leaks:
-            text = self._canonicalize_forms(text)
-        for shape in self._shapes:
-            text = self._outside_markers(text, lambda s, shape=shape: self._replace_shape(shape, s))
-        return text
-
-    def _replace_registered(self, text: str) -> str:
-        """Registered values outside form leaks; a form holding one is relabelled as a whole."""
-        registry = self._registry
-        assert registry is not None
-
-        def replace(piece: str) -> str:
-            return registry.sub(lambda m: _marker(self._labels[self._id_for(m.group())]), piece)
-
-        if not self._form_leaks:
-            return replace(text)
+    def _canonicalize(self, text: str) -> str:
+        """Registered values outside form leaks first (a form holding one is relabelled as a whole),
+        then every form leak as a canonical marker."""
         pieces = _ANY_FORM.split(text)  # odd indexes are the forms themselves
-        return "".join(p if i % 2 else replace(p) for i, p in enumerate(pieces))
-
-    def _canonicalize_forms(self, text: str) -> str:
+        text = "".join(p if i % 2 else self._replace_registered(p) for i, p in enumerate(pieces))
         text = _BYOK_FORM.sub(_marker(BYOK_LABEL), text)
         text = _ANGLE_FORM.sub(lambda m: _marker(self._label_for(m.group(1))), text)
         return _BRACKET_MARKER.sub(
@@ -349,128 +247,280 @@ class Redactor:
             text,
         )
 
-    def _replace_shape(self, shape: Shape, text: str) -> str:
-        marker = _marker(self._kind_label(shape.kind))
+    def _replace_registered(self, text: str) -> str:
+        if not self._by_folded:
+            return text
+        found = [f for f in self._scanner.scan(text) if f.source == 0]
+        return _apply(text, [_Edit(f.start, f.end, f.label) for f in found])
 
-        def replace(m: re.Match[str]) -> str:
-            start, end = _secret_span(shape, m)
-            if shape.accept is not None and not shape.accept(m.string[start:end]):
-                return m.group()
-            return m.string[m.start() : start] + marker + m.string[end : m.end()]
+    # -- findings -----------------------------------------------------------------------------
 
-        return shape.pattern.sub(replace, text)
+    def _edits(self, parts: Sequence[str], indexes: Sequence[int]) -> dict[int, list[_Edit]]:
+        """What to replace in the parts at `indexes`: every finding of a part, and secrets across
+        joints (only between neighbours: parts not side by side are kept apart by a hard break)."""
+        joined, starts = _join(parts, indexes)
+        taken = [m.span() for m in self._plain_markers(joined)] if "[REDACTED:" in joined else []
+        direct = self._scanner.scan(joined, taken)
+        edits: dict[int, list[_Edit]] = {}
 
-    def _candidates(self, text: str) -> Iterator[tuple[int, int, str]]:
-        if self._registry is not None:
-            for m in self._registry.finditer(text):
-                yield m.start(), m.end(), self._labels[self._id_for(m.group())]
-        for shape in self._shapes:
-            for start, end in _matches(shape, text):
-                yield start, end, self._kind_label(shape.kind)
+        def add(start: int, end: int, label: str | None) -> None:
+            k = bisect_right(starts, start) - 1
+            edits.setdefault(indexes[k], []).append(_Edit(start - starts[k], end - starts[k], label))
+
+        for f in direct:
+            if not self._scanner.keeps(f):
+                add(f.start, f.end, f.label)
+        for start, end, label in self._straddling_edits(joined, starts, direct, taken):
+            add(start, end, label)
+        return edits
+
+    def _straddling_edits(
+        self, joined: str, starts: list[int], direct: list[Finding], taken: list[tuple[int, int]]
+    ) -> Iterator[tuple[int, int, str | None]]:
+        """Secrets that only appear once the joints (line breaks, part boundaries) are removed.
+
+        Each finding of the glued view that crosses a joint is cut into its pieces. A piece a
+        finding of its own already covers is left to it. The others are cut when the pieces show
+        the secret continues: always for a registered value; for prefix-less key material only
+        when no piece is a plain word and one is itself random; for a provider format, every
+        piece but a plain word (`...<complete key>` | `Customer asked...`: the match only grew
+        because it was greedy).
+        """
+        if "\n" not in joined and JOINT not in joined:
+            return
+        joints = [span for span in _joints(joined) if _worth_gluing(joined, *span)]
+        if not joints:
+            return
+        covering = _Covering(direct)
+        for window in _windows(joined, joints):
+            glued = _Glued(joined, window)
+            inside = [glued.to_glued(a, b) for a, b in taken if window.start <= a < window.end]
+            for f in self._scanner.scan(glued.text, inside):
+                pieces = glued.pieces(f.start, f.end)
+                if len(pieces) > 1:
+                    yield from self._cut(joined, starts, covering, f, pieces)
+
+    def _cut(
+        self, joined: str, starts: list[int], covering: _Covering, f: Finding, pieces: list[tuple[int, int]]
+    ) -> Iterator[tuple[int, int, str | None]]:
+        """The pieces of a glued finding to cut, if the pieces show the secret really continues."""
+        open_pieces = [(a, b) for a, b in pieces if not covering.covers(a, b)]
+        if not open_pieces or self._scanner.keeps(f):
+            return
+        if any(_SPACE.search(joined, a, b) for a, b in pieces[1:-1]):
+            return  # a middle piece is prose: this is no secret cut in pieces
+        if f.source != 0 and not self._continues(joined, f, pieces, open_pieces):
+            return
+        marked = any(covering.covers(a, b) for a, b in pieces if a < open_pieces[0][0])
+        for a, b in _merge_within_parts(open_pieces, starts):
+            yield a, b, None if marked else f.label
+            marked = True
+
+    def _continues(
+        self, joined: str, f: Finding, pieces: list[tuple[int, int]], open_pieces: list[tuple[int, int]]
+    ) -> bool:
+        """Whether a shape found across a joint really continues there.
+
+        Prefix-less key material must be random in every piece (and hex there is a digest). A
+        provider format's first piece holds its prefix (an assignment's, its name): what follows
+        must be random, hex included after a provider prefix. When the prefix piece is not a
+        secret on its own, the glue is what completes the format: the rest need only not be
+        prose; and when the rest is a secret on its own, the prefix piece is its start.
+        """
+        rule = self._scanner.rules[f.source - 1]
+        if rule.check == "key-material":
+            texts = [joined[a:b] for a, b in open_pieces]
+            return _fragments_continue(texts, hex_ok=False, need_random=True)
+        head_open, rest = _head_and_rest(pieces, open_pieces)
+        provider = rule.check != "assigned-value"
+        if not rest:
+            return provider
+        texts = [joined[a:b] for a, b in rest]
+        if head_open and provider:
+            return not any(plain_word(t) for t in texts)
+        return _fragments_continue(texts, hex_ok=provider, need_random=True)
 
 
-# Judged on the next source's whole first word, not just the piece a match took from it: `AKIA…`
-# takes only the `R` of `Runbook` or the `2` of `2nd`. A bare number or an all-caps run is not a
-# plain word here: it is spelled in the alphabet of the key before it (hex, AWS) and may be its end.
-_PLAIN_WORD_AFTER = re.compile(r"[A-Z]?[a-z]{1,23}|[0-9]{1,4}[a-z]{1,23}")
-_PLAIN_WORD_BEFORE = re.compile(r"[A-Za-z][a-z]{0,23}")
-_WORD_REST = re.compile(r"[A-Za-z0-9]*")
+def _fragments_continue(texts: list[str], *, hex_ok: bool, need_random: bool) -> bool:
+    """Whether fragments from across a joint are a secret's continuation: every long one is random
+    (not a word or an identifier; not a hex digest unless `hex_ok`), no short one is a plain word,
+    and (if `need_random`) one is random."""
+
+    def random(text: str) -> bool:
+        return keyish(text, GLUE_RANDOM_LENGTH) and (hex_ok or not is_hex(text))
+
+    if need_random and not any(random(t) for t in texts):
+        return False
+    return all(random(t) if len(t) >= GLUE_RANDOM_LENGTH else not plain_word(t) for t in texts)
+
+
+def _head_and_rest(
+    pieces: list[tuple[int, int]], open_pieces: list[tuple[int, int]]
+) -> tuple[bool, list[tuple[int, int]]]:
+    """Whether the piece holding the match's start is open, and the open pieces after it."""
+    head = pieces[0]
+    return open_pieces[0] == head, [p for p in open_pieces if p != head]
+
+
+class _Covering:
+    """The direct findings, sorted, and whether one of them covers a span."""
+
+    def __init__(self, direct: list[Finding]) -> None:
+        self._direct = direct
+        self._starts = [d.start for d in direct]
+
+    def covers(self, a: int, b: int) -> bool:
+        i = bisect_right(self._starts, a) - 1
+        return i >= 0 and self._direct[i].end >= b
+
+
+def _holding(parts: list[str], indexes: Sequence[int], needles: Sequence[str]) -> list[int]:
+    """Those of `indexes` whose part contains one of `needles` (one search over them all first)."""
+    if len(indexes) > 1:
+        joined = JOINT.join(parts[i] for i in indexes)
+        if not any(n in joined for n in needles):
+            return []
+    return [i for i in indexes if any(n in parts[i] for n in needles)]
+
+
+def _joints(joined: str) -> list[tuple[int, int]]:
+    """The spans of the line breaks and part boundaries that have a key character on both sides."""
+    data = joined.encode("utf-8", "replace")
+    offsets = Offsets(data, len(data) == len(joined))
+    return [(offsets.char(m.start(1)), offsets.char(m.end(1))) for m in _JOINTS.finditer(data)]
+
+
+def _join(parts: Sequence[str], indexes: Sequence[int]) -> tuple[str, list[int]]:
+    """The parts at `indexes` joined (JOINT between neighbours, HARD_BREAK between others), and
+    where each starts."""
+    if len(indexes) == len(parts):  # all of them, in order: every boundary a joint
+        starts = [0, *accumulate(len(p) + len(JOINT) for p in parts[:-1])]
+        return JOINT.join(parts), starts
+    pieces: list[str] = []
+    starts, offset = [], 0
+    for k, i in enumerate(indexes):
+        if k:
+            pieces.append(JOINT if i == indexes[k - 1] + 1 else HARD_BREAK)
+            offset += len(pieces[-1])
+        starts.append(offset)
+        pieces.append(parts[i])
+        offset += len(parts[i])
+    return "".join(pieces), starts
+
+
+def _merge_within_parts(pieces: list[tuple[int, int]], starts: list[int]) -> list[tuple[int, int]]:
+    """Adjacent pieces of one part (a secret wrapped across a line break) become one span."""
+    merged: list[tuple[int, int]] = []
+    for a, b in pieces:
+        if merged and bisect_right(starts, merged[-1][0]) == bisect_right(starts, a):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return merged
+
+
+@dataclass(frozen=True)
+class _Window:
+    """A stretch of the joined text around one or more joints, and the joints inside it."""
+
+    start: int
+    end: int
+    joints: tuple[tuple[int, int], ...]
+
+
+class _Glued:
+    """A window with its joints removed, and the maps between its offsets and the joined text's."""
+
+    def __init__(self, joined: str, window: _Window) -> None:
+        kept, pos = [], window.start
+        for a, b in window.joints:
+            kept.append((pos, a))
+            pos = b
+        kept.append((pos, window.end))
+        self._kept = kept
+        self._kept_starts = [a for a, _ in kept]
+        self._offsets = [0, *accumulate(b - a for a, b in kept[:-1])]
+        self.text = "".join(joined[a:b] for a, b in kept)
+
+    def pieces(self, g_start: int, g_end: int) -> list[tuple[int, int]]:
+        """The spans of the joined text that a span of the glued text is made of."""
+        out = []
+        i = bisect_right(self._offsets, g_start) - 1
+        while i < len(self._kept) and self._offsets[i] < g_end:
+            (a, b), o = self._kept[i], self._offsets[i]
+            lo, hi = max(g_start, o), min(g_end, o + b - a)
+            if lo < hi:
+                out.append((a + lo - o, a + hi - o))
+            i += 1
+        return out
+
+    def to_glued(self, a: int, b: int) -> tuple[int, int]:
+        """A span of the joined text that holds no joint (a marker) in glued offsets."""
+        i = bisect_right(self._kept_starts, a) - 1
+        return self._offsets[i] + a - self._kept[i][0], self._offsets[i] + b - self._kept[i][0]
+
+
+def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:
+    """Windows around the joints, merged where they overlap; each stays within its lines."""
+    current: list[tuple[int, int]] = []
+    start = end = 0
+    for a, b in joints:
+        floor, ceiling = max(0, a - _GLUE_BEFORE), min(len(joined), b + _GLUE_AFTER)
+        lo = max(floor, joined.rfind("\n", floor, a) + 1, joined.rfind(JOINT, floor, a) + 1)
+        stop = [i for i in (joined.find("\n", b, ceiling), joined.find(JOINT, b, ceiling)) if i >= 0]
+        hi = min([ceiling, *stop])
+        if current and lo <= end:
+            current.append((a, b))
+            end = max(end, hi)
+        else:
+            if current:
+                yield _Window(start, end, tuple(current))
+            current, start, end = [(a, b)], lo, hi
+    if current:
+        yield _Window(start, end, tuple(current))
+
+
+def _apply(text: str, edits: Sequence[_Edit]) -> str:
+    """Replace each edit's span (overlapping ones merged; the first marker of a merge stands)."""
+    if not edits:
+        return text
+    merged: list[list] = []
+    for e in sorted(edits, key=lambda e: (e.start, -e.end)):
+        if merged and e.start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e.end)
+            merged[-1][2] = merged[-1][2] or e.label
+        else:
+            merged.append([e.start, e.end, e.label])
+    out, pos = [], 0
+    for start, end, label in merged:
+        out.append(text[pos:start])
+        out.append(_marker(label) if label is not None else "")
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def redact_joined(parts: Sequence[str], redactor: Redactor, separator: str = "\n") -> str:
     """Join compaction sources and redact the result, including secrets split between sources.
 
-    A key cut in two (`...K7MDENG` | `+CANARYbPx...`) is invisible to a per-entry or per-join
-    scan: each half is too short to look like anything, and the separator keeps them apart.
-    A reader (or a summariser) only has to drop the newline to get the key back. So the parts
-    are also scanned glued together; a match that spans a boundary is replaced by its marker in
-    the first part and deleted from the others. The joined text then goes through the harness
-    again, because derived content never inherits the sources' SR-1 status (RFC 0012 §D).
-
-    One exception keeps prose intact: when the fragment on one side is already caught on its own
-    and the other side is a plain word (`...<key>` | `Customer asked...`), the match only grew
-    across the boundary because the regex was greedy, so the word stays. The next source's word is
-    judged whole, not just the piece the match took: `...<AWS key>` | `Runbook 1` matches only the
-    `R`, and `Runbook` (like `2nd`) is prose. A tail that is not a plain word (`Kq9xZ2...`, a bare
-    `1234` after a hex key) is still cut, and a fragment that is not caught on its own is always
-    cut, whatever the other side starts with (`...AKIAIOSFOD` | `NN7EXAMPLE...`).
+    A key cut in two (`...K7MDENG` | `+CANARYbPx...`) is invisible to a per-entry scan: each half
+    is too short to look like anything. A reader (or a summariser) only has to drop the separator
+    to get the key back, so the harness also looks at the parts glued together (RFC 0012 §D:
+    derived content never inherits the sources' SR-1 status). A form leak that only closes in the
+    next part is caught in the joined text.
     """
-    parts = list(parts)
-    if len(parts) > 1:
-        parts = _cut_straddling(parts, redactor)
-    return redactor.redact(separator.join(parts))
-
-
-REDACT_PARTS_ROUNDS = 4
+    joined = separator.join(redactor.redact_parts(parts))
+    return redactor.redact(joined) if redactor.leaks_a_form(joined) else joined
 
 
 def redact_parts(parts: Sequence[str], redactor: Redactor, separator: str = "\n") -> list[str]:
     """Redact sources one by one so that no secret survives in them alone, glued, or joined.
 
-    The distillation archive keeps its sources as a list, so `redact_joined`'s single string is
-    not enough: each part is redacted, and secrets straddling a boundary (parts glued together,
-    or joined with `separator`) are cut as in `redact_joined`. Rounds repeat until a round changes
-    nothing and the joined text is redaction-stable. Should that not happen within a few rounds
-    (a form leak opened in one part and closed in the next, say), the parts are merged into one
-    redacted part: the list loses its boundaries rather than keep a secret.
+    The distillation archive keeps its sources as a list; each keeps its boundaries. A form leak
+    opened in one part and closed in the next (`note [BYOK:prod` | `db] end`) only shows in the
+    parts joined by `separator`: then the parts are merged into one redacted part, the list losing
+    its boundaries rather than keep the leak.
     """
-    parts = list(parts)
-    for _ in range(REDACT_PARTS_ROUNDS):
-        before = parts
-        if len(parts) > 1:
-            parts = _cut_straddling(parts, redactor)
-            if separator:
-                parts = _cut_straddling(parts, redactor, separator)
-        parts = [redactor.redact(p) for p in parts]
-        if parts == before:
-            joined = separator.join(parts)
-            if len(parts) <= 1 or redactor.redact(joined) == joined:
-                return parts
-            break
-    return [redactor.redact(separator.join(parts))]
-
-
-def _cut_straddling(parts: list[str], redactor: Redactor, separator: str = "") -> list[str]:
-    """Cut matches found in the parts joined by `separator` that span more than one part."""
-    parts = list(parts)
-    starts: list[int] = []
-    offset = 0
-    for part in parts:
-        starts.append(offset)
-        offset += len(part) + len(separator)
-    glued = separator.join(parts)
-    alone: dict[int, list[Finding]] = {}
-
-    def covered(index: int, lo: int, hi: int) -> bool:
-        if index not in alone:
-            alone[index] = redactor.find(parts[index])
-        return any(f.start <= lo and f.end >= hi for f in alone[index])
-
-    edits: dict[int, list[tuple[int, int, str]]] = {}
-    for f in redactor.find(glued):
-        first = bisect_right(starts, f.start) - 1
-        last = bisect_right(starts, f.end - 1) - 1
-        if first == last:
-            continue
-        head_lo = min(f.start - starts[first], len(parts[first]))  # a match may start in a separator
-        tail_hi = min(f.end - starts[last], len(parts[last]))
-        if last == first + 1:
-            head = parts[first][head_lo:]
-            tail_word = parts[last][:tail_hi] + _WORD_REST.match(parts[last], tail_hi).group()
-            head_alone = covered(first, head_lo, len(parts[first]))
-            tail_alone = covered(last, 0, tail_hi)
-            if (head_alone and _PLAIN_WORD_AFTER.fullmatch(tail_word)) or (
-                tail_alone and _PLAIN_WORD_BEFORE.fullmatch(head)
-            ):
-                continue
-        edits.setdefault(first, []).append((head_lo, len(parts[first]), _marker(f.label)))
-        for middle in range(first + 1, last):
-            edits.setdefault(middle, []).append((0, len(parts[middle]), ""))
-        edits.setdefault(last, []).append((0, tail_hi, ""))
-
-    for index, cuts in edits.items():
-        text = parts[index]
-        for lo, hi, replacement in sorted(cuts, reverse=True):
-            text = text[:lo] + replacement + text[hi:]
-        parts[index] = text
-    return parts
+    redacted = redactor.redact_parts(parts)
+    joined = separator.join(redacted)
+    return [redactor.redact(joined)] if len(redacted) > 1 and redactor.leaks_a_form(joined) else redacted

@@ -2,9 +2,10 @@
 
 A fixed corpus only proves a harness knows those exact strings; generated shapes prove it knows
 the formats. Each value follows its provider's published prefix, alphabet and length, so a
-harness that misses one is unsound, not merely strict. Bodies are expanded from a drawn seed
-through SHAKE-256: Hypothesis still controls (and shrinks) the seed, but never produces a
-degenerate all-`A` body that no real provider would issue.
+harness that misses one is unsound, not merely strict. A bare hex run is not among them: it is
+what a commit id or a checksum looks like, and a host that keeps digests intact is right to.
+Bodies are expanded from a drawn seed through SHAKE-256: Hypothesis still controls (and shrinks)
+the seed, but never produces a degenerate all-`A` body that no real provider would issue.
 """
 
 from __future__ import annotations
@@ -94,12 +95,6 @@ def _jwt(b: _Body, variant: int) -> str:
     return ".".join(_b64url(p.encode()) for p in parts) + "." + signature
 
 
-def _long_hex(b: _Body, variant: int) -> str:
-    body = b.chars(HEX, 32 + (variant * 8) % 40)
-    body = "a1" + body[2:]  # a hex secret mixes letters and digits; an all-digit run is a number
-    return body.upper() if variant % 4 == 3 else body
-
-
 def _gitlab(b: _Body, variant: int) -> str:
     return "glpat-" + b.chars(URLSAFE, 20)
 
@@ -137,7 +132,6 @@ _BUILDERS: dict[str, Callable[[_Body, int], str]] = {
     "stripe": _stripe,
     "google": _google,
     "jwt": _jwt,
-    "long-hex": _long_hex,
     "gitlab": _gitlab,
     "huggingface": _huggingface,
     "npm": _npm,

@@ -25,10 +25,12 @@ class NoRedaction(OutputScrub):
 
 
 class NoBoundaryScan(OutputScrub):
-    """Only the joined text is redacted: a secret split across two entries comes back whole."""
+    """Each entry is redacted on its own and the results joined: a secret split across two entries
+    comes back whole."""
 
     def scrub(self, scrubber: Scrubber, tenant: str, parts: Sequence[str]) -> str:
-        return scrubber.redactor(tenant).redact(SEPARATOR.join(parts))
+        redactor = scrubber.redactor(tenant)
+        return SEPARATOR.join(redactor.redact(part) for part in parts)
 
 
 class StripsSecrets(OutputScrub):

@@ -222,7 +222,6 @@ PREFIXES = {
     "stripe": r"(sk|rk|pk)_(live|test)_",
     "google": r"AIza[A-Za-z0-9_-]{35}$",
     "jwt": r"eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43,}$",
-    "long-hex": r"[0-9a-fA-F]{32,}$",
     "gitlab": r"glpat-",
     "huggingface": r"hf_[A-Za-z]{34}$",
     "npm": r"npm_[A-Za-z0-9]{36}$",

@@ -15,7 +15,7 @@ from conformance.oracles.secrets import (
     find_leaks,
     load_corpus,
 )
-from reference_host.redaction import SHAPES, Redactor, looks_random, redact_joined, redact_parts
+from reference_host.redaction import RULES, Redactor, looks_random, redact_joined, redact_parts
 
 CORPUS = load_corpus()
 REGISTERED = {CORPUS.registered.secret_id: CORPUS.registered.value}
@@ -51,7 +51,7 @@ def test_corpus_secret_in_tag_is_redacted(redactor: Redactor, secret: CorpusSecr
 
 
 def test_every_shape_kind_in_table_is_named_and_compiled() -> None:
-    kinds = {s.kind for s in SHAPES}
+    kinds = {s.kind for s in RULES}
     assert len(kinds) >= 20
     assert all(k.replace("-", "").isalnum() and k.islower() for k in kinds)
 
@@ -189,11 +189,11 @@ def test_split_halves_alone_are_not_secret_shaped(redactor: Redactor) -> None:
     assert MARKER_RE.search(redactor.redact(CORPUS.split.value))
 
 
-def test_plain_join_misses_the_split_secret(redactor: Redactor) -> None:
-    """Why `redact_joined` exists: redacting the joined text alone leaks the split secret."""
+def test_a_secret_wrapped_across_lines_of_one_text_is_caught(redactor: Redactor) -> None:
+    """A line break inside one text is a joint too: the halves glued are the key."""
     out = redactor.redact("\n".join(_split_parts()))
-    leaks = find_leaks(out, {CORPUS.split.id: CORPUS.split.value}, allow_whitespace_split=True)
-    assert [leak.form for leak in leaks] == ["whitespace-split"]
+    assert find_leaks(out, {CORPUS.split.id: CORPUS.split.value}, allow_whitespace_split=True) == []
+    assert CORPUS.prose[0] in out and CORPUS.prose[1] in out
 
 
 def test_redact_joined_catches_the_split_secret(redactor: Redactor) -> None:
@@ -217,7 +217,8 @@ def test_redact_joined_catches_a_split_registered_secret(redactor: Redactor) -> 
 def test_redact_joined_catches_a_secret_over_three_parts(redactor: Redactor) -> None:
     key = CORPUS.secrets[0].value
     out = redact_joined(["a " + key[:5], key[5:12], key[12:] + " b"], redactor)
-    assert out == "a [REDACTED:openai-key]\n\n b"
+    # The last piece is a key of its own (it keeps its own marker); the first two are cut.
+    assert out == "a [REDACTED:openai-key]\n\n[REDACTED:high-entropy] b"
 
 
 def test_redact_joined_keeps_a_word_glued_to_a_complete_key(redactor: Redactor) -> None:
@@ -249,33 +250,36 @@ def test_redact_joined_keeps_the_first_word_of_the_next_entry(redactor: Redactor
             ["rotated " + AWS_KEY[:10], AWS_KEY[10:] + " Runbook"],
             ["rotated [REDACTED:aws-access-key]", " Runbook"],
         ),
-        # A complete key whose value runs on in capitals and digits: not a plain word, cut.
-        (["rotated " + AWS_KEY, "QX7Z9 Runbook"], ["rotated [REDACTED:aws-access-key]", " Runbook"]),
+        # A complete key, then five capitals and digits: too short to be key material of their own.
+        (["rotated " + AWS_KEY, "QX7Z9 Runbook"], ["rotated [REDACTED:aws-access-key]", "QX7Z9 Runbook"]),
+        # A complete key, then more random key characters: they continue it, and are cut.
+        (["rotated " + AWS_KEY, "QX7Z9K2M8W4T Runbook"], ["rotated [REDACTED:aws-access-key]", " Runbook"]),
     ],
 )
-def test_redact_joined_cuts_a_split_key_whose_tail_starts_with_a_capital(
+def test_redact_joined_cuts_a_split_key_only_where_it_continues(
     redactor: Redactor, parts: list[str], expected: list[str]
 ) -> None:
     assert redact_joined(parts, redactor).split("\n") == expected
     assert redact_parts(parts, redactor) == expected
 
 
-def test_redact_joined_cuts_a_split_high_entropy_key_whose_tail_starts_with_a_capital(
-    redactor: Redactor,
-) -> None:
+def test_redact_joined_keeps_a_short_tail_after_a_complete_high_entropy_key(redactor: Redactor) -> None:
+    """Five characters after a complete 33-character key are no key material of their own: the next
+    entry is never cut unless what it starts with is itself random."""
     head, tail = "q7VxLm2Rk9TzWp4Ys8NdHc3Jf6Bg1Qa5w", "Ke0Mu"  # the 33-char head is a key on its own
-    secret = head + tail
-    assert tail[0].isupper() and redactor.redact(f"key {head}") == "key [REDACTED:high-entropy]"
+    assert redactor.redact(f"key {head}") == "key [REDACTED:high-entropy]"
     out = redact_joined([f"key {head}", f"{tail} Runbook"], redactor)
-    assert out == "key [REDACTED:high-entropy]\n Runbook"
-    assert find_leaks(out, {"k": secret}, allow_whitespace_split=True) == []
+    assert out == "key [REDACTED:high-entropy]\nKe0Mu Runbook"
+    longer = redact_joined([f"key {head}", "Ke0Mu7xQpZ Runbook"], redactor)
+    assert longer == "key [REDACTED:high-entropy]\n Runbook"
 
 
-def test_redact_joined_cuts_digits_that_continue_a_hex_key(redactor: Redactor) -> None:
-    """A bare number is spelled in a hex key's alphabet: after a complete hex key it may be its end."""
-    secret = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c" + "1234"
-    out = redact_joined([f"sha {secret[:32]}", f"{secret[32:]} plan"], redactor)
-    assert out == "sha [REDACTED:hex-token]\n plan"
+def test_redact_joined_keeps_hex_digests_whole(redactor: Redactor) -> None:
+    """Bare hex is a digest (a commit, a checksum), not a key: kept, alone and glued to the next entry."""
+    digest = "9f2c4e6a8b0d1f3e5a7c9b1d3f5e7a9c1b3d5f7e"
+    parts = [f"commit {digest}", "1234 plan", f"{digest}  archive.tar.gz"]
+    assert redact_parts(parts, redactor) == parts
+    assert redact_joined(parts, redactor) == "\n".join(parts)
 
 
 def test_redact_joined_still_redacts_each_part(redactor: Redactor) -> None:
