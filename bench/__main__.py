@@ -3,7 +3,9 @@
     python -m bench                    # suite x3 (+1 with --workers 2), compaction at 1k/10k/100k,
                                        # distillation at 10/100/1000 sources, checksum 1 KB..10 MB
     python -m bench --quick            # suite x1, compaction 1k/10k, distillation 10/100, checksum ..1 MB
-    python -m bench --only compaction  # or suite | distillation | checksum | retention, or a list
+    python -m bench --only compaction  # or suite | redaction | distillation | checksum | retention, or a list
+    python -m bench --only redaction   # the SR-1 engine: MB/s against sha256 and the previous engine,
+                                       # 1 MiB of adversarial text, and its share of engine runs
     python -m bench --only retention   # a retention run over 100k memories (--quick: 10k), dry and real
     python -m bench --profile          # also profile each compaction size (a second, slower run)
                                        # and one distillation run per size
@@ -30,6 +32,7 @@ from bench import (
     compaction_throughput,
     distillation_throughput,
     measure,
+    redaction_engine,
     report,
     retention_run,
     suite_wall_time,
@@ -45,7 +48,7 @@ FULL_CHECKSUM_SIZES = list(checksum_cost.TARGETS)
 QUICK_CHECKSUM_SIZES = list(checksum_cost.QUICK_TARGETS)
 FULL_RETENTION_SIZES = [100_000]
 QUICK_RETENTION_SIZES = [10_000]
-BENCHMARKS = ("suite", "compaction", "distillation", "checksum", "retention")
+BENCHMARKS = ("suite", "redaction", "compaction", "distillation", "checksum", "retention")
 DEFAULT_OUTPUT = REPO_ROOT / "reports" / "bench.json"
 DEFAULT_SEED = 20240613
 
@@ -145,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         server_url = None
         selected = set(args.only or BENCHMARKS)
-        needs_db = bool(selected & {"compaction", "distillation", "retention"})
+        needs_db = bool(selected & {"redaction", "compaction", "distillation", "retention"})
         if args.pg_throwaway and POSTGRES_ENV not in os.environ and needs_db and args.backend != "sqlite":
             report.console().print("starting a throwaway PostgreSQL cluster")
             server_url = stack.enter_context(throwaway_cluster())
@@ -195,7 +198,7 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         },
     }
     con.print(report.machine_line(machine), soft_wrap=True)
-    uses_db = bool(selected & {"compaction", "distillation", "retention"})
+    uses_db = bool(selected & {"redaction", "compaction", "distillation", "retention"})
     if uses_db and not any(b.name == "postgresql" for b in backends) and args.backend is None:
         echo(f"(PostgreSQL not measured: set {POSTGRES_ENV} to a server URL, or pass --pg-throwaway)")
     started = time.perf_counter()
@@ -208,6 +211,17 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         figures["suite"] = {"sequential": sequential, "workers=2": parallel}
 
     try:
+        if "redaction" in selected:
+            echo("redaction engine")
+            figures["redaction"] = redaction_engine.run(
+                quick=args.quick,
+                seed=args.seed,
+                backends=backends,
+                compaction_sizes=args.sizes,
+                distill_sources=args.distill_sizes,
+                retention_sizes=args.sizes,
+                echo=echo,
+            )
         if "compaction" in selected:
             figures["compaction"] = compaction_throughput.run(
                 sizes,
@@ -255,6 +269,10 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
             for failure in f["failures"]:
                 echo(f"[red]suite ({name}) exited {failure['exitCode']}[/]")
                 con.out(failure.get("stderrTail") or failure.get("stdoutTail") or "")
+    if "redaction" in figures:
+        con.print(report.engine_throughput_table(figures["redaction"]))
+        con.print(report.engine_adversarial_table(figures["redaction"]))
+        con.print(report.engine_share_table(figures["redaction"]))
     if "compaction" in figures:
         con.print(report.compaction_table(figures["compaction"]))
         con.print(report.redaction_table(figures["compaction"]))

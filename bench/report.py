@@ -336,3 +336,99 @@ def _dirty(machine: dict[str, Any]) -> str:
 def write_json(path: Path, figures: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(figures, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def engine_throughput_table(redaction: dict[str, Any]) -> Table:
+    """The SR-1 engine over the corpus, each way it is called, next to its floors and the previous engine."""
+    t = redaction["throughput"]
+    floors = t["floors"]
+    title = (
+        f"SR-1 engine throughput — {t['notes']:,} corpus notes, {t['bytes']:,} bytes, "
+        f"{t['secrets']:,} secrets; "
+        f"floors: sha256 {floors['sha256']['megabytesPerSecond']:,.0f} MB/s, "
+        f"len(text.encode()) {floors['utf-8 length']['megabytesPerSecond']:,.0f} MB/s"
+    )
+    columns = ("engine", "way", "s (median)", "MB/s", "÷ sha256", "÷ encode", "new ÷ old MB/s", "markers")
+    table = _table(title, columns, left=("engine", "way"))
+    previous = f"previous ({redaction['previousCommit']})"
+    for name, engine in t["engines"].items():
+        for way, f in engine["ways"].items():
+            ratio = f.get("previousOverCurrent")
+            marks = f"{f['markers']:,}"
+            if f.get("markersAgree") is False or f["markers"] != t["secrets"]:
+                marks += " !"
+            table.add_row(
+                "current" if name == "current" else previous,
+                way,
+                f"{f['seconds']:.4f}",
+                f"{f['megabytesPerSecond']:,.2f}",
+                f"{f['timesSha256']:,.0f}×",
+                f"{f['timesUtf8Length']:,.0f}×",
+                "" if ratio is None else f"{ratio:,.1f}",
+                marks,
+            )
+    if not redaction["previousAvailable"]:
+        table.add_row(previous, "unavailable", "", "", "", "", "", "")
+    return table
+
+
+def engine_adversarial_table(redaction: dict[str, Any]) -> Table:
+    """Seconds each engine takes over the adversarial MiB (bench/adversarial.py), one text and in parts."""
+    adv = redaction["adversarial"]
+    ways = ("one text", f"{adv['parts']:,} parts")
+    columns = ("engine", *(f"{w} s" for w in ways), *(f"{w} markers" for w in ways))
+    title = (
+        f"SR-1 engine over {adv['bytes']:,} characters of adversarial text (deadline {adv['deadline']:.0f} s)"
+    )
+    table = _table(title, columns, left=("engine",))
+
+    def seconds(f: dict[str, Any]) -> str:
+        if f.get("timedOut"):
+            return f"> {f['deadline']:.0f}"
+        return f.get("error") or f"{f['seconds']:.3f}"
+
+    for name, engine in adv["engines"].items():
+        label = "current" if name == "current" else f"previous ({redaction['previousCommit']})"
+        table.add_row(
+            label,
+            *(seconds(engine[w]) for w in ways),
+            *(f"{engine[w]['markers']:,}" if "markers" in engine[w] else "—" for w in ways),
+        )
+    return table
+
+
+def engine_share_table(redaction: dict[str, Any]) -> Table:
+    """Redaction's share of a compaction, a distillation run and a retention run."""
+    columns = ("engine", "backend", "size", "run s", "redaction s", "share", "calls")
+    columns += ("bench phase", "phase s")
+    left = ("engine", "backend", "bench phase")
+    table = _table("SR-1 redaction's share of an engine run", columns, left=left)
+    for row in redaction["share"]:
+        r = row["run"]
+        engine = row["engine"] + (f" (mean of {row['runs']} runs)" if "runs" in row else "")
+        table.add_row(
+            engine,
+            row["backend"],
+            f"{row['size']:,} {row['unit']}",
+            f"{r['seconds']:.3f}",
+            f"{r['redactSeconds']:.3f}",
+            f"{100 * row['share']:.1f}%",
+            f"{r['redactCalls']:,.0f}",
+            row["existingPhase"]["name"],
+            f"{row['existingPhase']['seconds']:.3f}",
+        )
+        second = row.get("second")
+        if second:
+            share = second["redactSeconds"] / second["seconds"] if second["seconds"] else 0.0
+            table.add_row(
+                "retention, second real run",
+                row["backend"],
+                f"{row['size']:,} {row['unit']}",
+                f"{second['seconds']:.3f}",
+                f"{second['redactSeconds']:.3f}",
+                f"{100 * share:.1f}%",
+                f"{second['redactCalls']:,.0f}",
+                "",
+                "",
+            )
+    return table

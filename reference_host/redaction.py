@@ -25,14 +25,14 @@ is never lost to a greedy match.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
 import re2
 
-from reference_host.secret_checks import is_hex, keyish, looks_random, plain_word
+from reference_host.secret_checks import is_hex, keyish, looks_random, mostly_words, plain_word
 from reference_host.secret_scan import RULES, Finding, Offsets, Rule, Scanner
 
 __all__ = ["RULES", "Finding", "Redactor", "looks_random", "redact_joined", "redact_parts"]
@@ -56,6 +56,8 @@ JOINT = "\x00"  # what parts are scanned joined by: no rule matches across it
 HARD_BREAK = "\x00\x01\x00"  # between parts that are not neighbours: not even a joint to glue
 MAX_ROUNDS = 4
 GLUE_RANDOM_LENGTH = 8  # a fragment this long across a joint must itself look random
+MIN_KEY_MATERIAL = 32  # the shortest prefix-less run the high-entropy rule reads as a key
+LOOSE = ("key-material", "assigned-value")  # rules with no prefix to anchor a glued match
 _SPACE = re.compile(r"\s")
 
 # A joint the glued view removes: a line break inside a part (with the indentation around it) or
@@ -65,8 +67,13 @@ _KEY_CHAR = r"[A-Za-z0-9+/=_-]"
 _JOINTS = re2.compile(rf"{_KEY_CHAR}([ \t]*\r?\n[ \t]*|\x00){_KEY_CHAR}".encode())
 _GLUE_BEFORE = 256  # characters of context the glued view keeps before a joint (an assignment's name)
 _GLUE_AFTER = 1024  # and after it
-_RUN_BEFORE = re.compile(rf"{_KEY_CHAR}{{1,64}}\Z")
-_RUN_AFTER = re.compile(rf"{_KEY_CHAR}{{1,64}}")
+_RUN_CHAR = r"[A-Za-z0-9+/=_.~-]"  # a run around a joint may hold dots (JWTs, `hvs.`, Discord tokens)
+# What a window takes after a joint: the token there (a secret continues to the first space at
+# most), or a whole PEM END line, which a delimited rule needs to see its block close.
+_TOKEN_AFTER = re.compile(r"-----END[^\x00\r\n]{0,64}|[^\s\x00]*")
+_RUN_BEFORE = re.compile(rf"{_RUN_CHAR}{{1,64}}\Z")
+_RUN_AFTER = re.compile(rf"{_RUN_CHAR}{{1,64}}")
+FRAGMENT_BELOW_LEAK = 16  # a hex tail shorter than this, left after a marked secret, gives nothing away
 MIN_GLUED_RUN = 12  # a secret split at a joint: the key characters on its two sides, together
 
 
@@ -76,6 +83,8 @@ def _worth_gluing(joined: str, a: int, b: int) -> bool:
     left = _RUN_BEFORE.search(joined, max(0, a - 64), a)
     right = _RUN_AFTER.match(joined, b)
     if left is None or right is None or len(left.group()) + len(right.group()) < MIN_GLUED_RUN:
+        return False
+    if _NEW_FIELD.match(joined, b):  # `REGION=eu-west-1`, `aws_secret_access_key: ...`: a new field
         return False
     return not (plain_word(left.group().rstrip(".,")) and plain_word(right.group().rstrip(".,")))
 
@@ -292,9 +301,11 @@ class Redactor:
         if not joints:
             return
         covering = _Covering(direct)
+        taken_starts = [a for a, _ in taken]  # in text order: markers found left to right
         for window in _windows(joined, joints):
             glued = _Glued(joined, window)
-            inside = [glued.to_glued(a, b) for a, b in taken if window.start <= a < window.end]
+            lo, hi = bisect_left(taken_starts, window.start), bisect_left(taken_starts, window.end)
+            inside = [glued.to_glued(a, b) for a, b in taken[lo:hi]]
             for f in self._scanner.scan(glued.text, inside):
                 pieces = glued.pieces(f.start, f.end)
                 if len(pieces) > 1:
@@ -304,17 +315,42 @@ class Redactor:
         self, joined: str, starts: list[int], covering: _Covering, f: Finding, pieces: list[tuple[int, int]]
     ) -> Iterator[tuple[int, int, str | None]]:
         """The pieces of a glued finding to cut, if the pieces show the secret really continues."""
+        if f.source == 0:
+            shape = None
+        else:  # a shape's match may have grown into prose: a last piece that is a word
+            shape = self._scanner.rules[f.source - 1]
+            while len(pieces) > 1 and (
+                _not_continued(joined[slice(*pieces[-1])]) or self._short_id_after(joined, covering, pieces)
+            ):
+                pieces = pieces[:-1]
+            while shape.check == "key-material" and len(pieces) > 1 and plain_word(joined[slice(*pieces[0])]):
+                pieces = pieces[1:]  # nor, where no prefix starts it, a first piece that is a word
         open_pieces = [(a, b) for a, b in pieces if not covering.covers(a, b)]
-        if not open_pieces or self._scanner.keeps(f):
+        if len(pieces) < 2 or not open_pieces or self._scanner.keeps(f):
             return
-        if any(_SPACE.search(joined, a, b) for a, b in pieces[1:-1]):
-            return  # a middle piece is prose: this is no secret cut in pieces
+        for a, b in pieces[1:-1]:  # a whole entry or line inside the match
+            if _SPACE.search(joined, a, b):
+                return  # prose: no secret cut in pieces
+            long_open = b - a >= MIN_KEY_MATERIAL and (a, b) in open_pieces
+            if shape is not None and shape.check in LOOSE and long_open:
+                return  # long enough to be key material alone, and not found alone
         if f.source != 0 and not self._continues(joined, f, pieces, open_pieces):
             return
         marked = any(covering.covers(a, b) for a, b in pieces if a < open_pieces[0][0])
         for a, b in _merge_within_parts(open_pieces, starts):
             yield a, b, None if marked else f.label
             marked = True
+
+    @staticmethod
+    def _short_id_after(joined: str, covering: _Covering, pieces: list[tuple[int, int]]) -> bool:
+        """A last piece that is a short hex token (a commit or container id) after a piece already
+        found: the secret is marked, and the id is the next line's or entry's own."""
+        a, b = pieces[-1]
+        return (
+            b - a < FRAGMENT_BELOW_LEAK
+            and is_hex(joined[a:b])
+            and any(covering.covers(*p) for p in pieces[:-1])
+        )
 
     def _continues(
         self, joined: str, f: Finding, pieces: list[tuple[int, int]], open_pieces: list[tuple[int, int]]
@@ -328,17 +364,50 @@ class Redactor:
         prose; and when the rest is a secret on its own, the prefix piece is its start.
         """
         rule = self._scanner.rules[f.source - 1]
+        if rule.delimited:  # its own closing line (-----END ... -----) says where it ends
+            return True
         if rule.check == "key-material":
+            # A piece long enough to be key material alone would have been found alone.
             texts = [joined[a:b] for a, b in open_pieces]
+            if any(len(t) >= MIN_KEY_MATERIAL for t in texts):
+                return False
             return _fragments_continue(texts, hex_ok=False, need_random=True)
+        if rule.check == "assigned-value":
+            # The check read the whole value; the pieces after its first must each be random (the
+            # first, beside the name, need only not be a word: `FERNET_KEY=lujehhlq4QC` | `J9N_vy`...).
+            head_open, rest = _head_and_rest(pieces, open_pieces)
+            head = joined[slice(*pieces[0])]
+            if head_open and plain_word(head):
+                return False
+            return bool(rest) and _fragments_continue(
+                [joined[a:b] for a, b in rest], hex_ok=False, need_random=True
+            )
         head_open, rest = _head_and_rest(pieces, open_pieces)
-        provider = rule.check != "assigned-value"
+        provider = True
         if not rest:
             return provider
         texts = [joined[a:b] for a, b in rest]
         if head_open and provider:
             return not any(plain_word(t) for t in texts)
         return _fragments_continue(texts, hex_ok=provider, need_random=True)
+
+
+_WORD = r"(?:[A-Za-z][a-z]*|[A-Z]{2,})"
+_COMPOUND_WORD = re.compile(rf"{_WORD}(?:[-_]{_WORD})+")
+# A field's name in words (`REGION=`, `LOG_LEVEL=`, `aws_secret_access_key:`), where base64 padding
+# (`...cKJrc=`) follows random characters.
+_NEW_FIELD = re.compile(rf"_?{_WORD}(?:[-_.]{_WORD})*[0-9]*(?:=(?!=)|:)")
+
+
+def _prose(fragment: str) -> bool:
+    """A word (`Customer`, `2nd`) or words joined by `-` or `_` (`ssh-rsa`, `max_tokens`, `LOG_LEVEL`)."""
+    return plain_word(fragment) or _COMPOUND_WORD.fullmatch(fragment) is not None
+
+
+def _not_continued(fragment: str) -> bool:
+    """A line or entry a secret does not continue into: prose, the start of the next field
+    (`REGION=eu-west-1`), or a name or path spelled mostly in words (`replicaset.apps/api-fx0jg`)."""
+    return _prose(fragment) or _NEW_FIELD.match(fragment) is not None or mostly_words(fragment)
 
 
 def _fragments_continue(texts: list[str], *, hex_ok: bool, need_random: bool) -> bool:
@@ -461,14 +530,15 @@ class _Glued:
 
 
 def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:
-    """Windows around the joints, merged where they overlap; each stays within its lines."""
+    """Windows around the joints, merged where they overlap: from the start of the line before a
+    joint to the end of the token after it."""
     current: list[tuple[int, int]] = []
     start = end = 0
     for a, b in joints:
         floor, ceiling = max(0, a - _GLUE_BEFORE), min(len(joined), b + _GLUE_AFTER)
         lo = max(floor, joined.rfind("\n", floor, a) + 1, joined.rfind(JOINT, floor, a) + 1)
-        stop = [i for i in (joined.find("\n", b, ceiling), joined.find(JOINT, b, ceiling)) if i >= 0]
-        hi = min([ceiling, *stop])
+        token = _TOKEN_AFTER.match(joined, b, ceiling)
+        hi = token.end() if token else b
         if current and lo <= end:
             current.append((a, b))
             end = max(end, hi)

@@ -41,7 +41,10 @@ __all__ = [
 
 RULES_FILE = Path(__file__).with_name("secret_rules.yaml")
 BEFORE_CHARS = 256
-SECRET_GROUPS = ("s", "q")  # the value of a rule: unquoted (`s`) or the inside of quotes (`q`)
+# Memory for each regex's program and DFA cache: enough that no text makes RE2 fall back to its
+# slower NFA (it stays linear either way) and log "DFA out of memory".
+RE2_MAX_MEM = 64 << 20
+SECRET_GROUPS = ("s", "q", "q2")  # a rule's value: unquoted (`s`), inside quotes (`q`, `q2`)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,7 @@ class Rule:
     check: str | None = None
     boundary: bool = False  # the match must not follow a letter or digit ("task-..." is not "sk-...")
     keep: bool = False  # not a secret (a certificate, a public key): claims its span, is never replaced
+    delimited: bool = False  # the match closes with its own end line: glued, it continues to there
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,22 @@ def excludes_joint(pattern: str) -> bool:
     return all("\\x00" in c for c in classes) and not _ANY_CHAR.search(_NEGATED_CLASS.sub("", pattern))
 
 
-def _rule(raw: Mapping[str, object]) -> Rule:
-    pattern = str(raw["regex"])
+_DEFINED = re.compile(r"%([A-Z_]+)%")
+
+
+def _expand(pattern: str, defines: Mapping[str, str]) -> str:
+    """A rule's regex with each `%NAME%` replaced by the file's definition of NAME."""
+
+    def definition(m: re.Match[str]) -> str:
+        if m.group(1) not in defines:
+            raise ValueError(f"secret rule regex uses %{m.group(1)}%, which `defines` does not define")
+        return defines[m.group(1)]
+
+    return _DEFINED.sub(definition, pattern)
+
+
+def _rule(raw: Mapping[str, object], defines: Mapping[str, str]) -> Rule:
+    pattern = _expand(str(raw["regex"]), defines)
     if not excludes_joint(pattern):
         raise ValueError(f"secret rule {raw['kind']!r} could match across entries (a class admits \\x00)")
     check = raw.get("check")
@@ -96,12 +114,15 @@ def _rule(raw: Mapping[str, object]) -> Rule:
         None if check is None else str(check),
         bool(raw.get("boundary")),
         bool(raw.get("keep")),
+        bool(raw.get("delimited")),
     )
 
 
 def load_rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
     """The rules of a rules file, in priority order."""
-    return tuple(_rule(raw) for raw in yaml.safe_load(path.read_text(encoding="utf-8"))["rules"])
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    defines = {str(k): str(v) for k, v in (document.get("defines") or {}).items()}
+    return tuple(_rule(raw, defines) for raw in document["rules"])
 
 
 RULES: tuple[Rule, ...] = load_rules()
@@ -191,11 +212,13 @@ def _compiled(
     """The rules compiled once per process: the prefilter, each rule's regex and its groups."""
     if not rules:
         return None, (), ()
+    options = re2.Options()
+    options.max_mem = RE2_MAX_MEM
     prefilter = re2.Filter()
     for rule in rules:
-        prefilter.Add(rule.pattern.encode())
+        prefilter.Add(rule.pattern.encode(), options)
     prefilter.Compile()
-    regexes = tuple(re2.compile(rule.pattern.encode()) for rule in rules)
+    regexes = tuple(re2.compile(rule.pattern.encode(), options) for rule in rules)
     return prefilter, regexes, tuple(_Groups.of(rule.pattern) for rule in rules)
 
 

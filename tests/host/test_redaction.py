@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -334,3 +336,94 @@ def test_arbitrary_text_is_idempotent(text: str) -> None:
     r = Redactor(REGISTERED)
     once = r.redact(text)
     assert r.redact(once) == once
+
+
+# -- structure the rules read (issue 13, second corpus) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ('        - name: DB_PASSWORD\n          value: "Qm9vdHMtYW5kLWNhdHM4"', "Qm9vdHMtYW5kLWNhdHM4"),
+        ('{"name": "API_TOKEN", "value": "c7Vq2LmZ8xR4pT1n"}', "c7Vq2LmZ8xR4pT1n"),
+        ('<add key="ApiKey" value="nkzrO%I9+{|VW4KJ#R" />', "nkzrO%I9+{|VW4KJ#R"),
+        (
+            "  secretKey: process.env.SECRET_KEY || 'dj-insecure-m%2$qbbrz3i#@l%1&c9',",
+            "dj-insecure-m%2$qbbrz3i#@l%1&c9",
+        ),
+        ('key = os.environ.get("DB_PASSWORD") or "Tq8vK2mX9pLz"', "Tq8vK2mX9pLz"),
+        ("  <password>h(1%Zg2048v695*T=K</password>", "h(1%Zg2048v695*T=K"),
+        ("machine api.heroku.com login ci-bot password URO1SX0b3QlOhCWbu", "URO1SX0b3QlOhCWbu"),
+        ("curl -u admin:1TaiKgW0Iv8vg https://api.example.com/v1/exports", "1TaiKgW0Iv8vg"),
+        ('app.config["SECRET_KEY"] = "5fc72a8b935b4830cedd80658b27ac47"', "5fc72a8b935b4830cedd80658b27ac47"),
+        ('{"POSTGRES_PASSWORD": "N1gV(_dcW%!z>b5+MCI]0Puk^LMj;3"}', "N1gV(_dcW%!z>b5+MCI]0Puk^LMj;3"),
+        ("AZURE_DEVOPS_PAT=2yl6gxju6eq7qbz54tqdagmhjrjhwbjzmidupkrc6kke73mseyac", "2yl6gxju6eq7qbz54tqdagmh"),
+        (
+            "heads up: dd_api_key was changed to a58e266452ed1937ed81108642067228 yesterday",
+            "a58e266452ed1937ed8110",
+        ),
+        (
+            "The secret_key for the sandbox account is f31606d05f10d1e607f683d455610aae (ok)",
+            "f31606d05f10d1e607f683",
+        ),
+        (
+            'dsn="https://b25a7e88f6865759c7b38301a3655692:a8f306e2ae0ae87d@sentry.io/791888"',
+            "b25a7e88f6865759c7b383",
+        ),
+    ],
+)
+def test_structured_assignments_are_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redactor.redact(text)
+    assert secret not in out and "[REDACTED:" in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "/_next/static/chunks/pages/_app-6fdfde4b4b1e2bbf.js",
+        'href="/assets/application-0d16a1e201c55fd681acbeacdcd58874a3b07b467903b68397f90b.css"',
+        "kubectl logs -f ingress-nginx-controller-b88d6sh4vr-mvx7c -c app --since=10m",
+        "x-amz-id-2: wc+rVTFBoYkriiMQFgx+i2BYlvgBtUyO3y5ZqKE5/2PFXe95OMJQo4eMykxrPkMO",
+        '{"data": [], "next_cursor": "eyJpZCI6IDk3MTAxLCAidHMiOiAxNzEyNzQwMTc5fQ", "has_more": true}',
+        '"nextPageToken": "vrmxEI1na_oLR0RKYqrKCgzEDAF9a3HbMWaODgNB"',
+        "Digest: SHA-256=+XAFGNyp5f0vEmuYMiK9/vmgy1HJ13nAH0clqbnQ1rU=",
+        "grpc-status-details-bin: CAYSc2NoZWR1bGVyIGVtcHR5IHBhZ2luYXRpb24=",
+        "Idempotency-Key: e4c93b14-ce14-4081-9b93-c65409945e88",
+        "client_secret: ${CLIENT_SECRET:?must be set}",
+        "token: REPLACE_ME",
+        "DATABASE_URL=postgres://user:password@localhost:5432/mydb",
+        "password: !vault |",
+    ],
+)
+def test_ids_paths_encoded_text_and_placeholders_survive(redactor: Redactor, text: str) -> None:
+    assert redactor.redact(text) == text
+
+
+def test_base64_of_text_that_holds_a_credential_is_redacted(redactor: Redactor) -> None:
+    config = base64.b64encode(
+        b'{"auths": {"registry.example.com": {"auth": "ZGVwbG95OnMzY3IzdA=="}}}'
+    ).decode()
+    assert config not in redactor.redact(f"  .dockerconfigjson: {config}")
+
+
+def test_a_pem_block_split_across_entries_is_cut_to_its_end_line(redactor: Redactor) -> None:
+    first = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIJGUzn9xDKazryMHM2HR93j+xSFhnBMU"
+    second = (
+        "Q8Llu4aSfROooAoGCCqGSM49\nAwEHoUQDQgAEv2ZbptJeJHUYoBzHM0Gg3cWFB+WGu69PLPe8XbDcaQnDhCtCKOLw\n"
+        "-----END EC PRIVATE KEY-----"
+    )
+    out = redactor.redact_parts([first, second, "Next entry stays."])
+    assert "Q8Llu4aSfROooAoGCCqGSM49" not in "".join(out) and out[2] == "Next entry stays."
+
+
+@pytest.mark.parametrize("after", ["REGION=eu-west-1", "LOG_LEVEL=debug", "aws_secret_access_key: akXytj"])
+def test_a_wrapped_value_stops_at_the_next_field(redactor: Redactor, after: str) -> None:
+    text = f"db_password: bJExURpcRbmx\nhQFChzLnIByxFJmRfmqB\n{after}"
+    out = redactor.redact(text)
+    assert "hQFChzLnIByxFJmRfmqB" not in out and out.endswith(after)
+
+
+def test_an_id_after_a_complete_secret_keeps_its_entry(redactor: Redactor) -> None:
+    hook = "https://hooks.slack.com/services/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"
+    ps = 'b7a036b4a3c5   quay.io/prometheus/node-exporter:latest   "/docker-entrypoint.sh"'
+    assert redactor.redact_parts([f"curl {hook}", ps])[1] == ps

@@ -1,0 +1,475 @@
+"""The SR-1 redaction engine alone, and its share of the engines that call it.
+
+Three figures, all measured in the same run as their floors:
+
+1. **Throughput** (MB/s) on the bench corpus (`bench/corpus.py`, about 5% of notes carrying a
+   secret), three ways a host calls the engine: the compaction join
+   (`redact_joined(notes, Redactor({}), "\\n")`), one long text (`Redactor({}).redact(text)` over the
+   notes joined by newlines), and one call per note as the `put` path makes it (a `Redactor` per
+   call, as `reference_host/http/memory.py` builds one per request; and again with one `Redactor`
+   for all notes, which shows what building one costs). A `Redactor` is built inside every timed
+   call. Floors: `hashlib.sha256` over the same UTF-8 bytes, and `len(text.encode())`.
+   The previous engine (PREVIOUS_COMMIT, pure Python `re`) is read from git into a temporary
+   module file and timed the same way, in the same process; both engines' `[REDACTED:` markers
+   are counted (a mismatch is printed, not fatal).
+2. **1 MiB of adversarial text** (`bench/adversarial.py`): `Redactor({}).redact(text)` and
+   `redact_joined` over the text cut into ADVERSARIAL_PARTS parts, each engine and each way in its
+   own spawned child with a deadline (DEADLINE seconds), so that an engine that never finishes
+   costs at most that.
+3. **Redaction's share** of a compaction, a distillation run and a retention run: the existing
+   bench cases (`compaction_throughput.run_case`, `distillation_throughput.run_case`,
+   `retention_run.run_case`) run unchanged in a fresh process, with the engine's entry points
+   wrapped by a stopwatch from the bench side (`Redactor`'s methods and constructor,
+   `redact_joined` / `redact_parts` as `reference_host.sr1` and `reference_host.retention.rfc0012`
+   imported them; nested calls count once) and the run's entry point (`Compactor.compact`,
+   `Distiller.distill`, `run_retention`) wrapped to read the stopwatch before and after. The
+   tenant's secrets read (`secrets_for`) is a query, not redaction, and is not counted.
+
+Nothing here asserts a speed; the bench only aborts as the wrapped cases do (their own checks).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import multiprocessing
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from bench import adversarial, measure
+from bench.corpus import generate
+from bench.databases import Backend
+from bench.machine import REPO_ROOT
+
+PREVIOUS_COMMIT = "f4323e5"
+PREVIOUS_MODULE = "bench_previous_redaction"
+DEADLINE = 60.0  # seconds an engine may take over the adversarial text, per way
+FULL_NOTES, QUICK_NOTES = 10_000, 2_000
+ADVERSARIAL_PARTS = 1_000
+MARKER = "[REDACTED:"
+RUN_KEYS = ("seconds", "redactSeconds", "redactCalls")
+WAYS = ("compaction join", "one text", "per note (put)", "per note, one Redactor")
+SHARE_COMPACTION_SIZES = [1_000, 10_000]
+SHARE_DISTILL_SOURCES = [1_000]
+SHARE_RETENTION_SIZES = [10_000]
+SHARE_DISTILL_RUNS, QUICK_SHARE_DISTILL_RUNS = 3, 2
+
+
+# -- the engines ----------------------------------------------------------------------------------
+
+
+def previous_source() -> str | None:
+    """`reference_host/redaction.py` as it was at PREVIOUS_COMMIT, or None (no git, no commit)."""
+    try:
+        return subprocess.run(
+            ["git", "show", f"{PREVIOUS_COMMIT}:reference_host/redaction.py"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            check=True,
+            text=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def load_engine(path: str | None) -> ModuleType:
+    """The current engine (`path` None) or the module file at `path`, imported under its own name."""
+    if path is None:
+        from reference_host import redaction
+
+        return redaction
+    if PREVIOUS_MODULE in sys.modules:
+        return sys.modules[PREVIOUS_MODULE]
+    spec = importlib.util.spec_from_file_location(PREVIOUS_MODULE, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[PREVIOUS_MODULE] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
+def _ways(engine: ModuleType, notes: list[str], text: str) -> dict[str, Callable[[], str]]:
+    redactor_class, redact_joined = engine.Redactor, engine.redact_joined
+    return {
+        "compaction join": lambda: redact_joined(notes, redactor_class({}), "\n"),
+        "one text": lambda: redactor_class({}).redact(text),
+        "per note (put)": lambda: "\n".join(redactor_class({}).redact(note) for note in notes),
+        "per note, one Redactor": lambda: _per_note(redactor_class({}), notes),
+    }
+
+
+def _per_note(redactor: Any, notes: list[str]) -> str:
+    return "\n".join(redactor.redact(note) for note in notes)
+
+
+def _median_seconds(call: Callable[[], object], repeats: int) -> tuple[float, list[float], object]:
+    times, result = [], None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = call()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times), times, result
+
+
+def _repeats_for(call: Callable[[], object], budget: float, most: int) -> int:
+    """How many timed repeats fit in about `budget` seconds, judging by one untimed warm-up call."""
+    started = time.perf_counter()
+    call()
+    once = time.perf_counter() - started
+    return max(1, min(most, int(budget / max(once, 1e-9))))
+
+
+# -- 1. throughput --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ThroughputSpec:
+    notes: int
+    seed: int
+    previous_path: str | None
+    budget: float  # seconds of timed repeats per engine and way (about)
+
+
+def throughput_case(spec: ThroughputSpec) -> dict[str, Any]:
+    """Floors and both engines, every way, in one fresh process (so they share its state)."""
+    corpus = generate(spec.notes, spec.seed)
+    notes = corpus.contents
+    text = "\n".join(notes)
+    data = text.encode("utf-8")
+    size = len(data)
+    floors: dict[str, Any] = {}
+    for name, call in (
+        ("sha256", lambda: hashlib.sha256(data).hexdigest()),
+        ("utf-8 length", lambda: len(text.encode())),
+    ):
+        repeats = _repeats_for(call, 0.5, 201)
+        seconds, _, _ = _median_seconds(call, repeats)
+        floors[name] = {"seconds": seconds, "megabytesPerSecond": size / seconds / 1e6, "repeats": repeats}
+    out: dict[str, Any] = {
+        "notes": len(notes),
+        "bytes": size,
+        "secrets": corpus.secrets,
+        "floors": floors,
+        "engines": {},
+    }
+    engines = {"current": None} | ({"previous": spec.previous_path} if spec.previous_path else {})
+    for name, path in engines.items():
+        engine = load_engine(path)
+        ways: dict[str, Any] = {}
+        for way, call in _ways(engine, notes, text).items():
+            measure.echo(f"    throughput: {name} engine, {way}")
+            repeats = _repeats_for(call, spec.budget, 7)
+            seconds, times, result = _median_seconds(call, repeats)
+            ways[way] = {
+                "seconds": seconds,
+                "minSeconds": min(times),
+                "repeats": repeats,
+                "megabytesPerSecond": size / seconds / 1e6,
+                "timesSha256": seconds / floors["sha256"]["seconds"],
+                "timesUtf8Length": seconds / floors["utf-8 length"]["seconds"],
+                "markers": str(result).count(MARKER),
+            }
+        out["engines"][name] = {"ways": ways}
+    return out
+
+
+# -- 2. adversarial -------------------------------------------------------------------------------
+
+
+def _adversarial_child(path: str | None, way: str, size: int, parts: int, results: Any) -> None:
+    """One engine, one way, over the adversarial text (a spawned child; the parent may kill it)."""
+    engine = load_engine(path)
+    engine.Redactor({}).redact("warm-up: compile the rules")
+    if way == "one text":
+        text = adversarial.adversarial_text(size)
+        started = time.perf_counter()
+        out = engine.Redactor({}).redact(text)
+    else:
+        pieces = adversarial.adversarial_parts(size, parts)
+        started = time.perf_counter()
+        out = engine.redact_joined(pieces, engine.Redactor({}), "\n")
+    seconds = time.perf_counter() - started
+    results.put({"seconds": seconds, "markers": out.count(MARKER), "outputChars": len(out)})
+
+
+def adversarial_run(path: str | None, way: str, size: int, parts: int, deadline: float) -> dict[str, Any]:
+    """`_adversarial_child` with a deadline: its figures, or `timedOut` (the child is killed)."""
+    ctx = multiprocessing.get_context("spawn")
+    results = ctx.Queue()
+    child = ctx.Process(target=_adversarial_child, args=(path, way, size, parts, results), daemon=True)
+    started = time.perf_counter()
+    child.start()
+    result: dict[str, Any] | None = None
+    # The text is built in the child (about 1.5 s) before the clock starts, so allow for it.
+    limit = deadline + 15.0
+    while result is None and time.perf_counter() - started < limit:
+        try:
+            result = results.get(timeout=0.5)
+        except queue.Empty:
+            if not child.is_alive() and results.empty():
+                break
+    if result is None:
+        alive = child.is_alive()
+        if alive:
+            child.kill()
+        child.join()
+        if alive:
+            return {"timedOut": True, "deadline": deadline}
+        return {"timedOut": False, "error": f"child exited with code {child.exitcode}"}
+    child.join()
+    if result["seconds"] > deadline:
+        return {"timedOut": True, "deadline": deadline, "seconds": result["seconds"]}
+    return {"timedOut": False, **result}
+
+
+# -- 3. share of the engines ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShareSpec:
+    engine: str  # compaction | distillation | retention
+    case: Any  # that bench module's CaseSpec
+
+
+class _Stopwatch:
+    """Seconds spent inside any wrapped function; a call inside another wrapped call counts once."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+        self._depth = 0
+        self._started = 0.0
+
+    def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if self._depth == 0:
+                self._started = time.perf_counter()
+                self.calls += 1
+            self._depth += 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.seconds += time.perf_counter() - self._started
+
+        wrapper.__wrapped__ = fn  # type: ignore[attr-defined]
+        return wrapper
+
+    def install(self) -> list[str]:
+        """Wrap the engine's entry points (child process only; reference_host is not edited)."""
+        import reference_host.redaction as redaction
+        import reference_host.retention.rfc0012 as rfc0012
+        import reference_host.sr1 as sr1
+
+        wrapped = []
+        for name in ("__init__", "redact", "redact_parts", "leaks_a_form", "find"):
+            if name in vars(redaction.Redactor):
+                setattr(redaction.Redactor, name, self.wrap(getattr(redaction.Redactor, name)))
+                wrapped.append(f"Redactor.{name}")
+        for module in (redaction, sr1, rfc0012):
+            for name in ("redact_joined", "redact_parts"):
+                if hasattr(module, name):
+                    setattr(module, name, self.wrap(getattr(module, name)))
+                    wrapped.append(f"{module.__name__.removeprefix('reference_host.')}.{name}")
+        return wrapped
+
+
+def share_case(spec: ShareSpec) -> dict[str, Any]:
+    """One bench case, unchanged, with redaction timed inside each run of its engine (child process)."""
+    watch = _Stopwatch()
+    wrapped = watch.install()
+    runs: list[dict[str, float]] = []
+
+    def entry(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            before, calls, started = watch.seconds, watch.calls, time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                runs.append(
+                    {
+                        "seconds": time.perf_counter() - started,
+                        "redactSeconds": watch.seconds - before,
+                        "redactCalls": watch.calls - calls,
+                    }
+                )
+
+        return wrapper
+
+    out: dict[str, Any] = {"engine": spec.engine, "wrapped": wrapped}
+    if spec.engine == "compaction":
+        from bench import compaction_throughput
+        from reference_host.compaction import Compactor
+
+        Compactor.compact = entry(Compactor.compact)  # type: ignore[method-assign]
+        case = compaction_throughput.run_case(spec.case)
+        (run,) = runs
+        out.update(
+            size=spec.case.entries,
+            unit="entries",
+            run=run,
+            existingPhase={"name": "derive", "seconds": case["compaction"]["phases"]["derive"]},
+            harnessAloneSeconds=case["redaction"]["seconds"],
+        )
+    elif spec.engine == "distillation":
+        from bench import distillation_throughput
+        from reference_host.distillation import Distiller
+
+        Distiller.distill = entry(Distiller.distill)  # type: ignore[method-assign]
+        case = distillation_throughput.run_case(spec.case)
+        timed = runs[1 : 1 + spec.case.runs]  # the successful runs (after the warm-up)
+        success = case["success"]
+        out.update(
+            size=spec.case.sources,
+            unit="sources",
+            runs=len(timed),
+            run={k: statistics.fmean(r[k] for r in timed) for k in RUN_KEYS},
+            existingPhase={"name": "redact", "seconds": success["phaseSecondsPerRun"]["redact"]},
+        )
+    elif spec.engine == "retention":
+        from bench import retention_run
+        from reference_host.retention import engine as retention_engine
+
+        retention_engine.run_retention = entry(retention_engine.run_retention)  # type: ignore[attr-defined]
+        case = retention_run.run_case(spec.case)
+        first, second = runs
+        out.update(
+            size=spec.case.memories,
+            unit="memories",
+            run=first,
+            second=second,
+            existingPhase={"name": "plan: sr1", "seconds": case["real"]["planPhases"]["sr1"]},
+            transitions=case["real"]["transitions"],
+        )
+    else:
+        raise ValueError(spec.engine)
+    run = out["run"]
+    out["share"] = run["redactSeconds"] / run["seconds"] if run["seconds"] else 0.0
+    return out
+
+
+def shares(
+    backend: Backend,
+    *,
+    seed: int,
+    compaction_sizes: list[int],
+    distill_sources: list[int],
+    retention_sizes: list[int],
+    distill_runs: int,
+    echo: measure.Echo,
+) -> list[dict[str, Any]]:
+    from bench import compaction_throughput, distillation_throughput, retention_run
+
+    specs = [
+        ShareSpec("compaction", compaction_throughput.CaseSpec(backend, n, seed)) for n in compaction_sizes
+    ]
+    specs += [
+        ShareSpec("distillation", distillation_throughput.CaseSpec(backend, n, distill_runs, seed))
+        for n in distill_sources
+    ]
+    specs += [
+        ShareSpec("retention", retention_run.CaseSpec(backend, n, seed, real=True)) for n in retention_sizes
+    ]
+    rows = []
+    for spec in specs:
+        case = spec.case
+        size = getattr(case, "entries", None) or getattr(case, "sources", None) or case.memories
+        echo(f"  redaction share: {spec.engine}, {size:,} ({backend.name})")
+        row = measure.in_fresh_process(share_case, spec)
+        row["backend"] = backend.name
+        r = row["run"]
+        echo(
+            f"    {r['seconds']:.3f} s, of which redaction {r['redactSeconds']:.3f} s "
+            f"({100 * row['share']:.1f}%)"
+        )
+        rows.append(row)
+    return rows
+
+
+# -- the whole --------------------------------------------------------------------------------------
+
+
+def run(
+    *,
+    quick: bool = False,
+    seed: int,
+    backends: list[Backend],
+    compaction_sizes: list[int] | None = None,
+    distill_sources: list[int] | None = None,
+    retention_sizes: list[int] | None = None,
+    deadline: float = DEADLINE,
+    echo: measure.Echo = measure.echo,
+) -> dict[str, Any]:
+    """Throughput against the floors and the previous engine, the adversarial MiB, and the shares."""
+    figures: dict[str, Any] = {"previousCommit": PREVIOUS_COMMIT}
+    source = previous_source()
+    tmp = Path(tempfile.mkdtemp(prefix="bench-redaction-"))
+    previous_path = None
+    if source is None:
+        echo("  previous engine: unavailable")
+    else:
+        previous_path = str(tmp / f"{PREVIOUS_MODULE}.py")
+        Path(previous_path).write_text(source, encoding="utf-8")
+    figures["previousAvailable"] = previous_path is not None
+    try:
+        notes = QUICK_NOTES if quick else FULL_NOTES
+        echo(f"  throughput over {notes:,} corpus notes")
+        spec = ThroughputSpec(notes, seed, previous_path, budget=1.0 if quick else 3.0)
+        figures["throughput"] = measure.in_fresh_process(throughput_case, spec)
+        t = figures["throughput"]
+        if "previous" in t["engines"]:
+            for way in WAYS:
+                now, then = t["engines"]["current"]["ways"][way], t["engines"]["previous"]["ways"][way]
+                agree = now["markers"] == then["markers"]
+                now["previousOverCurrent"] = then["seconds"] / now["seconds"]
+                now["markersAgree"] = agree
+                said = "agree" if agree else "[bold red]DIFFER[/]"
+                echo(
+                    f"  markers ({way}): current {now['markers']:,}, previous {then['markers']:,} "
+                    f"({said}; notes carrying a secret {t['secrets']:,})"
+                )
+
+        size = adversarial.MIB
+        figures["adversarial"] = {
+            "bytes": size,
+            "parts": ADVERSARIAL_PARTS,
+            "deadline": deadline,
+            "seed": adversarial.DEFAULT_SEED,
+            "stretches": adversarial.shares(size),
+            "engines": {},
+        }
+        engines = {"current": None} | ({"previous": previous_path} if previous_path else {})
+        for name, path in engines.items():
+            ways = {}
+            for way in ("one text", f"{ADVERSARIAL_PARTS:,} parts"):
+                echo(f"  adversarial 1 MiB: {name} engine, {way} (deadline {deadline:.0f} s)")
+                ways[way] = adversarial_run(path, way, size, ADVERSARIAL_PARTS, deadline)
+                w = ways[way]
+                said = "> deadline" if w.get("timedOut") else w.get("error") or f"{w['seconds']:.3f} s"
+                echo("    " + said)
+            figures["adversarial"]["engines"][name] = ways
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    backend = backends[0]
+    figures["share"] = shares(
+        backend,
+        seed=seed,
+        compaction_sizes=compaction_sizes or SHARE_COMPACTION_SIZES,
+        distill_sources=distill_sources or SHARE_DISTILL_SOURCES,
+        retention_sizes=retention_sizes or SHARE_RETENTION_SIZES,
+        distill_runs=QUICK_SHARE_DISTILL_RUNS if quick else SHARE_DISTILL_RUNS,
+        echo=echo,
+    )
+    return figures

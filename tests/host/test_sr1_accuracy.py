@@ -1,0 +1,56 @@
+"""SR-1 accuracy on the evaluation corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/): the goals
+of issue 13, per corpus and per path.
+
+At least 99% of the secrets caught and 98% of the secret-free items intact, whether each item is
+compacted alone, every item shares one memoryRef, or the items are distillation sources; and no class
+of either kind far below (a format the rules do not know, a kind of hard negative they destroy). A
+failure lists the items it missed and what came back.
+"""
+
+from __future__ import annotations
+
+import pytest
+from sr1_accuracy import CORPORA, PATHS, Tally, grade, load, overall
+
+RECALL, INTACT, CLASS_FLOOR = 0.99, 0.98, 0.9
+
+
+@pytest.fixture(scope="module", params=sorted(CORPORA))
+def corpus(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def table(corpus: str) -> dict[str, dict[str, Tally]]:
+    return grade(load(CORPORA[corpus]))
+
+
+def _misses(tally: Tally) -> str:
+    return "\n".join(f"  {item}: {text!r}" for item, text in tally.misses[:20])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_secrets_are_caught(table: dict[str, dict[str, Tally]], path: str) -> None:
+    total = overall(table, "secret")[path]
+    assert total.rate >= RECALL, f"{path}: {total.good}/{total.n} caught; missed:\n{_misses(total)}"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_secret_free_items_are_intact(table: dict[str, dict[str, Tally]], path: str) -> None:
+    total = overall(table, "clean")[path]
+    assert total.rate >= INTACT, f"{path}: {total.good}/{total.n} intact; damaged:\n{_misses(total)}"
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_no_class_far_below(table: dict[str, dict[str, Tally]], path: str) -> None:
+    low = {key: t for key, t in table[path].items() if t.rate < CLASS_FLOOR}
+    assert not low, "\n".join(f"{key}: {t.good}/{t.n}\n{_misses(t)}" for key, t in low.items())
+
+
+def test_corpus_is_large_and_varied(corpus: str) -> None:
+    items = load(CORPORA[corpus])
+    secret_classes = {i.cls for i in items if i.kind == "secret"}
+    clean_classes = {i.cls for i in items if i.kind == "clean"}
+    assert len(items) == len({i.id for i in items})
+    assert len(secret_classes) >= 60 and len(clean_classes) >= 20
+    assert sum(i.kind == "secret" for i in items) >= 1000 and sum(i.kind == "clean" for i in items) >= 800
