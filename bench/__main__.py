@@ -7,6 +7,8 @@
     python -m bench --only redaction   # the SR-1 engine: MB/s against sha256 and the previous engine,
                                        # 1 MiB of adversarial text, and its share of engine runs
     python -m bench --only retention   # a retention run over 100k memories (--quick: 10k), dry and real
+    python -m bench --only goals       # issue 14's figures, each next to its floor and the previous
+                                       # commit's (bench/baseline.json)
     python -m bench --profile          # also profile each compaction size (a second, slower run)
                                        # and one distillation run per size
     python -m bench --pg-analyze       # PostgreSQL: ANALYZE after seeding (see bench/README.md)
@@ -31,13 +33,14 @@ from bench import (
     checksum_cost,
     compaction_throughput,
     distillation_throughput,
+    goals,
     measure,
     redaction_engine,
     report,
     retention_run,
     suite_wall_time,
 )
-from bench.databases import POSTGRES_ENV, available_backends, throwaway_cluster
+from bench.databases import POSTGRES_ENV, available_backends, fresh_database, throwaway_cluster
 from bench.machine import REPO_ROOT, describe, load_average
 
 FULL_SIZES = [1_000, 10_000, 100_000]
@@ -48,7 +51,7 @@ FULL_CHECKSUM_SIZES = list(checksum_cost.TARGETS)
 QUICK_CHECKSUM_SIZES = list(checksum_cost.QUICK_TARGETS)
 FULL_RETENTION_SIZES = [100_000]
 QUICK_RETENTION_SIZES = [10_000]
-BENCHMARKS = ("suite", "redaction", "compaction", "distillation", "checksum", "retention")
+BENCHMARKS = ("suite", "redaction", "compaction", "distillation", "checksum", "retention", "goals")
 DEFAULT_OUTPUT = REPO_ROOT / "reports" / "bench.json"
 DEFAULT_SEED = 20240613
 
@@ -140,6 +143,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         help="without " + POSTGRES_ENV + ", start a local throwaway PostgreSQL cluster (needs initdb)",
     )
     parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="JSON figures file")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=goals.BASELINE,
+        help="the previous commit's goal figures to compare with (default bench/baseline.json)",
+    )
     return parser.parse_args(argv)
 
 
@@ -148,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         server_url = None
         selected = set(args.only or BENCHMARKS)
-        needs_db = bool(selected & {"redaction", "compaction", "distillation", "retention"})
+        needs_db = bool(selected & {"redaction", "compaction", "distillation", "retention", "goals"})
         if args.pg_throwaway and POSTGRES_ENV not in os.environ and needs_db and args.backend != "sqlite":
             report.console().print("starting a throwaway PostgreSQL cluster")
             server_url = stack.enter_context(throwaway_cluster())
@@ -255,6 +264,15 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         echo(f"[bold red]bench aborted:[/] {exc}")
         return 1
 
+    if "goals" in selected:
+        echo("goals: every figure next to its floor")
+        figures["goals"] = {
+            "figures": goals.measure_all(
+                args.quick, args.seed, *_goal_databases(backends), extra=goals.extras(args.quick), echo=echo
+            ),
+            "baseline": goals.load_baseline(args.baseline),
+        }
+
     if "checksum" in selected:
         figures["checksum"] = checksum_cost.run(
             checksum_sizes, seed=args.seed, repeats=5 if args.quick else 7, echo=echo
@@ -290,10 +308,23 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         con.print(report.retention_rules_table(figures["retention"]))
         for line in retention_run.profile_text(figures["retention"]["profiles"]):
             con.out(line)
+    if "goals" in figures:
+        con.print(report.goals_table(figures["goals"]["figures"], figures["goals"]["baseline"]))
     echo(f"load average at start {machine.get('loadAverage')}, at end {machine['loadAverageAtEnd']}")
     report.write_json(args.output, figures)
     echo(f"figures written to {args.output} (total {figures['elapsedSeconds']:.0f} s)")
     return 0
+
+
+def _goal_databases(backends: list[Any]) -> tuple[Any, Any]:
+    """Factories of fresh SQLite and (when measured) PostgreSQL databases for the goal figures."""
+    by_name = {b.name: b for b in backends}
+    sqlite = by_name.get("sqlite") or next(b for b in available_backends(None) if b.name == "sqlite")
+    postgresql = by_name.get("postgresql")
+    return (
+        lambda: fresh_database(sqlite),
+        (lambda: fresh_database(postgresql)) if postgresql is not None else None,
+    )
 
 
 if __name__ == "__main__":

@@ -432,3 +432,52 @@ def engine_share_table(redaction: dict[str, Any]) -> Table:
                 "",
             )
     return table
+
+
+def _number(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "—"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+
+
+def goals_table(figures: list[dict[str, Any]], baseline: dict[str, Any] | None) -> Table:
+    """Issue 14's figures: each next to its floor and the ratio, the goal, and the previous commit's."""
+    previous = (baseline or {}).get("figures", {})
+    title = "Goals — every figure next to its floor, measured in this run"
+    if baseline:
+        title += f"; previous: commit {str(baseline.get('commit', '?'))[:12]}"
+    table = _table(
+        title,
+        (
+            "figure",
+            "value",
+            "unit",
+            "floor",
+            "floor value",
+            "ratio",
+            "goal",
+            "met",
+            "previous",
+            "new ÷ previous",
+        ),
+        {"figure", "unit", "floor", "goal"},
+    )
+    for f in figures:
+        before = previous.get(f["name"])
+        change = f["value"] / before if before else None
+        met = {True: "[green]yes[/]", False: "[red]no[/]", None: ""}[f.get("met")]
+        table.add_row(
+            f["name"],
+            _number(f["value"]),
+            f["unit"],
+            f.get("floorName") or "",
+            _number(f.get("floor")),
+            f"{f['ratio']:.2f}×" if f.get("ratio") is not None else "—",
+            f.get("goal") or "",
+            met,
+            _number(before),
+            f"{change:.2f}" if change else "—",
+        )
+    return table

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import re
+import socket
 import time
 from urllib.parse import quote
 
@@ -467,3 +468,12 @@ def test_a_well_formed_cursor_with_a_bad_position_is_a_400(host):
         for row_id in ("²", "12345678901234567890", "-1", "1e3"):
             cursor = base64.urlsafe_b64encode(f"2026-01-01T00:00:00.000Z\x1f{row_id}".encode()).decode()
             assert_envelope(c.get("/v1/memory/r", params={"cursor": cursor}), 400, "validation_error")
+
+
+def test_small_answers_are_not_held_back_by_nagle(start_host):
+    """asyncio turns Nagle off only on sockets whose `proto` says TCP (accepted sockets inherit the
+    listening one's): otherwise every small answer, head and body written apart, waits for the
+    client's delayed ACK, 40 ms a request."""
+    running = start_host().running
+    listening = [sock for server in running.server.servers for sock in server.sockets]
+    assert listening and all(sock.proto == socket.IPPROTO_TCP for sock in listening)
