@@ -268,7 +268,11 @@ def _main(args: argparse.Namespace, server_url: str | None) -> int:
         echo("goals: every figure next to its floor")
         figures["goals"] = {
             "figures": goals.measure_all(
-                args.quick, args.seed, *_goal_databases(backends), extra=goals.extras(args.quick), echo=echo
+                args.quick,
+                args.seed,
+                *_goal_databases(backends),
+                extra=goals.extras(args.quick, args.seed, backends),
+                echo=echo,
             ),
             "baseline": goals.load_baseline(args.baseline),
         }

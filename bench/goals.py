@@ -300,14 +300,44 @@ def measure_all(
     for more in extra:
         figures += more()
     for f in figures:
-        goal = GOALS.get(f["name"])
+        goal = GOALS.get(f["name"]) or GOALS.get(f["name"].rsplit(".", 1)[0])
         f["goal"], f["met"] = (goal[0], goal[1](f)) if goal else (None, None)
     return figures
 
 
-def extras(quick: bool) -> list[Callable[[], list[dict[str, Any]]]]:
+def extras(quick: bool, seed: int, backends: list[Any]) -> list[Callable[[], list[dict[str, Any]]]]:
     """The figures other bench modules measure: the retention run and the suite's replay floor."""
-    return []
+    size = 10_000 if quick else 100_000
+    return [lambda: retention_figures(size, backends, seed), lambda: suite_figures(1 if quick else 3)]
+
+
+def retention_figures(size: int, backends: list[Any], seed: int) -> list[dict[str, Any]]:
+    """A retention run over `size` memories on each backend (bench/retention_run.py), dry and
+    real, against one SELECT of the rows the run loads, on the same database (its FLOOR_WHY)."""
+    from bench import retention_run
+
+    out: list[dict[str, Any]] = []
+    cases = retention_run.run([size], backends, seed=seed, echo=lambda _: None)["cases"]
+    for case in cases:
+        backend = case["backend"]
+        for mode in ("dry", "real"):
+            seconds, floor = case[mode]["seconds"], case["floor"][mode]["seconds"]
+            out.append(figure(f"retention.{mode}.{backend}", seconds, "s", floor, "one SELECT of its rows"))
+        peak = max(case[mode]["peakRssBytes"] for mode in ("dry", "real")) / 1e6
+        out.append(figure(f"retention.rss.{backend}", peak, "MB", None, ""))
+    return out
+
+
+def suite_figures(runs: int) -> list[dict[str, Any]]:
+    """The suite against the embedded host, against its own requests replayed (bench/suite_replay.py)."""
+    from bench import suite_replay
+
+    got = suite_replay.figures(runs, runs)
+    result = figure(
+        "suite.wall", got["suiteWallSeconds"], "s", got["replaySeconds"], "its requests, bare httpx"
+    )
+    result["requests"] = got["requests"]
+    return [result]
 
 
 def load_baseline(path: Path = BASELINE) -> dict[str, Any] | None:
@@ -329,8 +359,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="compaction at 1k and 10k only")
     parser.add_argument("--seed", type=int, default=20240611)
     parser.add_argument("--json", type=Path, help="write {name: value} here")
+    parser.add_argument("--pg-server", help="a PostgreSQL server URL: also measure compaction there")
     args = parser.parse_args(argv)
-    figures = measure_all(args.quick, args.seed, _sqlite_url, None, echo=lambda m: print(m, file=sys.stderr))
+    pg_url = None
+    if args.pg_server:
+        from bench.databases import Backend, fresh_database
+
+        server = Backend("postgresql", args.pg_server)
+        pg_url = lambda: fresh_database(server)  # noqa: E731
+    figures = measure_all(
+        args.quick, args.seed, _sqlite_url, pg_url, echo=lambda m: print(m, file=sys.stderr)
+    )
     values = {f["name"]: f["value"] for f in figures}
     text = json.dumps(values, indent=1)
     if args.json:

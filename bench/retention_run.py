@@ -18,12 +18,17 @@ with the `BranchState` that says so.
 
 A run is split by wrapping, in the child process only, the module functions `run_retention` calls
 (the engine code is untouched): *load* is `_load` (the one read of the project), *plan* the four
-`_plan_*` functions, *apply* `_apply` (INSERTs of nodes and relations, one guarded UPDATE per moved
-memory, the events); *other* is the rest (transaction begin and commit, the report). Inside them,
+`_plan_*` functions, *apply* `_apply` (the nodes, the links and the guarded UPDATEs of the moved
+memories, a chunk of rows per statement, then the events); *other* is the rest (transaction begin
+and commit, the report). Inside them,
 if the engine has them, `rfc0012.NodeHarness.title` / `.summary` (SR-1 over each compacted node,
 part of plan) and `rfc0012.log_events` (part of apply) are timed too.
 
-On PostgreSQL the planted tables are ANALYZEd before the runs (ANALYZE_WHY).
+The mix is generated and planted in a third process (PLANT_WHY), so peak RSS is the run's. That
+process (on PostgreSQL after ANALYZE, see ANALYZE_WHY) then reads the rows a run loads with one
+SELECT, three times: the median is the floor each run of the case is divided by (FLOOR_WHY; `floor`
+and each run's `overFloor` in the JSON, and the echoed `floor:` line). A second real run reads only
+what the first left movable, so it can come in under the floor.
 
 The bench aborts (`BenchAborted`) when the figure would be a lie: a dry run that changed anything
 (status counts, relations, events, linked sources, latest `updated_at`), a real run whose transitions
@@ -35,6 +40,7 @@ from __future__ import annotations
 import cProfile
 import hashlib
 import random
+import statistics
 import time
 import uuid
 from collections import Counter
@@ -96,6 +102,22 @@ ANALYZE_WHY = (
     "table has none until autovacuum gets to it, and without them PostgreSQL runs each UPDATE of the "
     "apply step through ix_lifecycle_group (tenant, project, status, ...) and filters the id, walking "
     "every row of that status, so the apply step grows quadratically (10k memories: 16 s instead of 4.5 s)"
+)
+
+
+MOVABLE = ("candidate", "active", "stale", "superseded")  # the statuses a run loads
+FLOOR_READS = 3
+FLOOR_WHY = (
+    "one SELECT of the rows a run loads (every column of the project's candidate, active, stale and "
+    "superseded memories, in the run's order), fetched as SQLAlchemy rows: a run must at least read "
+    "its input once, and everything past that (turning rows into memories, planning, SR-1, writing) "
+    "is the engine's own cost"
+)
+PLANT_WHY = (
+    "the mix (100k memories: ~140 MiB of Python objects) is generated and planted, and the floor read, "
+    "in a process of its own, so the measured process holds what a host's does when a run starts (the "
+    "imports and an engine) and its peak RSS is the run's, not the freed-but-kept heap of the generator "
+    "or of the floor's 87k rows"
 )
 
 
@@ -473,21 +495,78 @@ def _wrap_optional(phases: dict[str, float], name: str, owner: Any, attribute: s
         setattr(owner, attribute, measure.timed(phases, name, getattr(owner, attribute)))
 
 
+@dataclass(frozen=True)
+class PlantSpec:
+    url: str
+    backend: str
+    memories: int
+    seed: int
+    label: str
+    analyze: bool
+
+
+def plant_case(spec: PlantSpec) -> dict[str, Any]:
+    """Create the schema, plant the mix (PostgreSQL: ANALYZE it), and read the floor: in a process of
+    its own (PLANT_WHY), so the case's process starts its run(s) as a host's would."""
+    from reference_host.database import create_engine, upgrade
+
+    started = time.perf_counter()
+    mix = _generate(spec.memories, spec.seed)
+    generated = time.perf_counter() - started
+    engine = create_engine(spec.url)
+    out: dict[str, Any] = {"generateSeconds": generated, "mix": mix.summary}
+    try:
+        upgrade(engine)
+        measure.echo(
+            f"    {spec.label}: planting {len(mix.memories):,} memories, {len(mix.relations):,} relations"
+        )
+        started = time.perf_counter()
+        _plant(engine, mix)
+        seconds = time.perf_counter() - started
+        out["planting"] = {"seconds": seconds, "rowsPerSecond": len(mix.memories) / seconds}
+        if spec.backend == "postgresql":
+            if spec.analyze:
+                tables = ("lifecycle_memories", "lifecycle_relations")
+                out["planting"]["analyzeSeconds"] = measure.analyze(engine, *tables)
+            out["plannerStatistics"] = measure.planner_statistics(engine, "lifecycle_memories")
+        out["floor"] = read_floor(engine)
+    finally:
+        engine.dispose()
+    state = mix.branches
+    out["branches"] = {"mainline": state.mainline, "current": state.current, "branches": dict(state.branches)}
+    return out
+
+
+def read_floor(engine: Any) -> dict[str, Any]:
+    """The floor of a run (FLOOR_WHY): the median of FLOOR_READS reads of the rows a run loads."""
+    import sqlalchemy as sa
+
+    from reference_host.tables import lifecycle_memories as m
+
+    query = (
+        sa.select(m)
+        .where(m.c.tenant_id == TENANT, m.c.project == PROJECT, m.c.status.in_(MOVABLE))
+        .order_by(m.c.created_at, m.c.id)
+    )
+    seconds, rows = [], 0
+    for _ in range(FLOOR_READS):
+        started = time.perf_counter()
+        with engine.connect() as conn:
+            rows = len(conn.execute(query).all())
+        seconds.append(time.perf_counter() - started)
+    return {"seconds": statistics.median(seconds), "runs": seconds, "rows": rows, "what": FLOOR_WHY}
+
+
 def run_case(spec: CaseSpec) -> dict[str, Any]:
     """Plant the mix on a fresh database, then time a dry run, or a real run and a second real run."""
     import reference_host.retention.engine as retention_engine
-    from reference_host.database import create_engine, upgrade
+    from reference_host.database import create_engine
+    from reference_host.retention import BranchState
 
     n = spec.memories
     mode = "real" if spec.real else "dry"
     label = f"{spec.backend.name} {n:,} {mode}" + (" (profiled)" if spec.profile else "")
     out: dict[str, Any] = {"backend": spec.backend.name, "memories": n, "mode": mode, "seed": spec.seed}
-
-    started = time.perf_counter()
-    mix = _generate(n, spec.seed)
-    out["generateSeconds"] = time.perf_counter() - started
-    out["mix"] = mix.summary
-    branches = mix.branches
 
     # Phase timers, child process only: module attributes run_retention looks up when it runs.
     phases: dict[str, float] = {}
@@ -503,23 +582,13 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
         _wrap_optional(phases, "events", rfc0012, "log_events")
 
     with fresh_database(spec.backend) as url:
+        plant = PlantSpec(url, spec.backend.name, n, spec.seed, label, spec.analyze)
+        with measure.heartbeat(label, "planting"):
+            planted = measure.in_fresh_process(plant_case, plant)
+        branches = BranchState(**planted.pop("branches"))
+        out.update(planted)
         engine = create_engine(url)
         try:
-            upgrade(engine)
-            measure.echo(
-                f"    {label}: planting {len(mix.memories):,} memories, {len(mix.relations):,} relations"
-            )
-            with measure.heartbeat(label, "planting"):
-                started = time.perf_counter()
-                _plant(engine, mix)
-                seconds = time.perf_counter() - started
-            out["planting"] = {"seconds": seconds, "rowsPerSecond": len(mix.memories) / seconds}
-            del mix
-            if spec.backend.name == "postgresql":
-                if spec.analyze:
-                    tables = ("lifecycle_memories", "lifecycle_relations")
-                    out["planting"]["analyzeSeconds"] = measure.analyze(engine, *tables)
-                out["plannerStatistics"] = measure.planner_statistics(engine, "lifecycle_memories")
 
             def one(name: str, dry_run: bool, profile: bool) -> dict[str, Any]:
                 before = _snapshot(engine)
@@ -568,6 +637,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                 figures.update(
                     seconds=seconds,
                     memoriesPerSecond=n / seconds,
+                    overFloor=seconds / out["floor"]["seconds"],  # FLOOR_WHY, same database
                     phases=split,
                     planPhases={
                         **{f.removeprefix("_plan_"): phases.get(f, 0.0) for f in PLAN_FUNCTIONS},
@@ -603,6 +673,21 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
 
 def _rules(counts: dict[str, int]) -> str:
     return ", ".join(f"{rule} {k:,}" for rule, k in counts.items() if k) or "nothing"
+
+
+def floor_lines(dry: dict[str, Any], real: dict[str, Any]) -> Iterator[str]:
+    """Each run against the floor measured in its own process (FLOOR_WHY), and peak RSS."""
+    floor = dry["floor"]
+    yield (
+        f"  floor: {floor['rows']:,} rows in one SELECT, {floor['seconds']:.2f} s (dry case), "
+        f"{real['floor']['seconds']:.2f} s (real case); runs ÷ floor: dry {dry['dry']['overFloor']:.1f}×, "
+        f"real {real['real']['overFloor']:.1f}×, second real {real['second']['overFloor']:.1f}×"
+    )
+    peaks = ", ".join(
+        f"{name} {case[name]['peakRssBytes'] / 1e6:,.0f} MB"
+        for name, case in (("dry", dry), ("real", real), ("second", real))
+    )
+    yield f"  peak RSS: {peaks}"
 
 
 def mix_lines(mix: dict[str, Any]) -> Iterator[str]:
@@ -646,6 +731,8 @@ def run(
             r, s = real["real"], real["second"]
             echo(f"  real run {r['seconds']:.2f} s: {_rules(r['counts'])}")
             echo(f"  second real run {s['seconds']:.2f} s: {_rules(s['counts'])}")
+            for line in floor_lines(dry, real):
+                echo(line)
             if real["mix"] != dry["mix"]:
                 raise measure.BenchAborted(
                     f"retention {backend.name} {n:,}: the two processes planted different mixes"
@@ -673,6 +760,7 @@ def run(
                 "mix": dry["mix"],
                 "generateSeconds": dry["generateSeconds"],
                 "planting": {"dry": dry["planting"], "real": real["planting"]},
+                "floor": {"dry": dry["floor"], "real": real["floor"]},
                 "dry": d,
                 "real": r,
                 "second": s,

@@ -19,8 +19,10 @@ failed the operation being exercised. `allow_5xx=True` returns every 5xx as a `R
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import re
+import ssl
 import time
 import zlib
 from collections.abc import Iterable, Iterator
@@ -535,6 +537,13 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """One context for every client: building one reads the CA bundle (about 17 ms), and the suite
+    builds a client per credential; a context is configuration, safe to share."""
+    return httpx.create_ssl_context()
+
+
 class _DeadlineTransport(httpx.HTTPTransport):
     """httpx's transport over a network backend that bounds every socket wait by the deadline.
 
@@ -546,7 +555,7 @@ class _DeadlineTransport(httpx.HTTPTransport):
     def __init__(self) -> None:
         super().__init__()
         self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=_ssl_context(),
             max_connections=100,
             max_keepalive_connections=20,
             keepalive_expiry=5.0,

@@ -37,11 +37,18 @@ def create_engine(database_url: str) -> sa.Engine:
 
 def _sqlite_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     """pysqlite's legacy mode BEGINs only before DML, so a read-then-write transaction read outside
-    it; SQLAlchemy emits every BEGIN instead (`_sqlite_begin`), see its SQLite transactions notes."""
+    it; SQLAlchemy emits every BEGIN instead (`_sqlite_begin`), see its SQLite transactions notes.
+
+    WAL with `synchronous=NORMAL`, the setting SQLite's WAL documentation recommends: a commit is
+    atomic and survives the process being killed (the WAL is in the OS's hands); only a power loss
+    can forget the last commits, never corrupt the file. FULL fsyncs the WAL on every commit, 3 ms
+    each here, a fifth of a 1,000-entry compaction.
+    """
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
 
 

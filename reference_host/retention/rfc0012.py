@@ -23,7 +23,7 @@ import sqlalchemy as sa
 
 from reference_host.redaction import Redactor, redact_joined
 from reference_host.sr1 import SEPARATOR, Scrubber, SecretSource
-from reference_host.store import append_event
+from reference_host.store import append_events
 from reference_host.tables import byok_secrets
 
 EVENT_TYPE = "memory.compacted"
@@ -107,5 +107,4 @@ def compacted_event(project: str, node_id: str, source_ids: Sequence[str], summa
 
 def log_events(conn: sa.Connection, tenant_id: str, payloads: Sequence[dict[str, Any]], stamp: str) -> None:
     """Append the run's events inside its transaction (a rolled-back run logs nothing)."""
-    for payload in payloads:
-        append_event(conn, tenant_id, EVENT_TYPE, payload, stamp)
+    append_events(conn, tenant_id, EVENT_TYPE, payloads, stamp)

@@ -175,6 +175,8 @@ def test_the_pytest_command_line(tmp_path):
         "-q",
         "-p",
         "no:cacheprovider",
+        "-p",
+        "no:unraisableexception",
         "--no-verdict-table",
         "--report",
         str(tmp_path / "bundle.json"),

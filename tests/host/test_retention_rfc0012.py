@@ -105,19 +105,18 @@ def test_memory_ref_names_the_project(db, tenant):
 def test_event_shares_the_run_transaction(db, tenant, monkeypatch):
     group(db, tenant, "a", "root")
     group(db, tenant, "b", "other")
-    real = rfc0012.append_event
-    calls = []
+    real = rfc0012.append_events
+    logged = []
 
-    def second_fails(*args, **kwargs):
-        calls.append(args)
-        if len(calls) == 2:
-            raise RuntimeError("event log unavailable")
-        real(*args, **kwargs)
+    def fails_after_the_first(conn, tenant_id, type_, payloads, stamp):
+        logged.extend(payloads)
+        real(conn, tenant_id, type_, payloads[:1], stamp)  # the first event is written, then the log fails
+        raise RuntimeError("event log unavailable")
 
-    monkeypatch.setattr(rfc0012, "append_event", second_fails)
+    monkeypatch.setattr(rfc0012, "append_events", fails_after_the_first)
     with pytest.raises(RuntimeError):
         run(db, tenant=tenant, dry_run=False)
-    assert events(db, tenant) == []
+    assert len(logged) == 2 and events(db, tenant) == []  # the event written first went back too
     with db.connect() as conn:
         statuses = conn.execute(sa.select(lifecycle_memories.c.status)).scalars().all()
     assert sorted(statuses) == ["active"] * 6  # no node, no lineage: the whole run rolled back

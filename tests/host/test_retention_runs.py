@@ -4,6 +4,7 @@ import json
 from datetime import timedelta
 
 import pytest
+import sqlalchemy as sa
 from hypothesis import given
 from hypothesis import strategies as st
 from retention_support import (
@@ -174,12 +175,10 @@ def test_property_dry_run_equals_real_run(db, population, group_ages):
         assert source["compacted_into_id"] == node["id"]
 
 
-@pytest.mark.parametrize("victim", ["stale-old", "grp1"])
-def test_a_row_changed_underneath_rolls_the_whole_run_back(db, monkeypatch, victim):
-    """Applying re-checks every row's status (batched UPDATEs): one mismatch aborts everything."""
-    from reference_host.retention import RetentionConflict, engine
+def change_after_load(monkeypatch, victim):
+    """Between the run's read and its writes, another writer moves `victim` to needs_review."""
+    from reference_host.retention import engine
 
-    plant_mixed(db)
     original = engine._load
 
     def load_then_interfere(conn, tenant_id, project, *policy):
@@ -190,7 +189,90 @@ def test_a_row_changed_underneath_rolls_the_whole_run_back(db, monkeypatch, vict
         return loaded
 
     monkeypatch.setattr(engine, "_load", load_then_interfere)
+
+
+@pytest.mark.parametrize("victim", ["stale-old", "grp1"])
+def test_a_row_changed_underneath_rolls_the_whole_run_back(db, monkeypatch, victim):
+    """Applying re-checks every row's status (batched UPDATEs): one mismatch aborts everything."""
+    from reference_host.retention import RetentionConflict
+
+    plant_mixed(db)
+    change_after_load(monkeypatch, victim)
     before = snapshot(db)
     with pytest.raises(RetentionConflict, match=victim):
         run(db, dry_run=False)
     assert snapshot(db) == before  # the interfering UPDATE rolled back with the run
+
+
+def plant_groups(db, groups=3, size=4):
+    """`groups` compaction groups of `size` active notes each (distinct parents), in creation order."""
+    for g in range(groups):
+        for index in range(size):
+            put(db, f"g{g}-{index}", parent_id=f"root{g}", age=(20 + g * size + index) * DAY)
+
+
+def test_apply_in_small_chunks_writes_what_the_dry_run_planned(db, monkeypatch):
+    """The apply step writes links and guarded UPDATEs a chunk at a time: same rows, links in plan order."""
+    from reference_host.retention import engine
+    from reference_host.tables import lifecycle_relations
+
+    monkeypatch.setattr(engine, "APPLY_CHUNK", 2)
+    plant_mixed(db)
+    plant_groups(db)
+    dry = run(db)
+    real = run(db, dry_run=False)
+    assert (dry.transitions, dry.links, dry.skipped) == (real.transitions, real.links, real.skipped)
+    assert len(real.links) == 15
+    with db.connect() as conn:
+        written = conn.execute(
+            sa.select(
+                lifecycle_relations.c.from_memory_id,
+                lifecycle_relations.c.to_memory_id,
+                lifecycle_relations.c.relation_type,
+            ).order_by(lifecycle_relations.c.relation_id)
+        ).all()
+        run_ids = conn.execute(sa.select(lifecycle_relations.c.run_id).distinct()).scalars().all()
+    assert [tuple(w) for w in written] == [(k.from_id, k.to_id, k.relation_type) for k in real.links]
+    assert len(run_ids) == 1 and run_ids[0]
+    for t in real.transitions:
+        assert row(db, t.memory_id)["status"] == t.to_status
+    assert run(db, dry_run=False).transitions == []
+
+
+def test_a_row_changed_underneath_in_a_later_chunk_rolls_the_whole_run_back(db, monkeypatch):
+    """Earlier chunks were already written when a later one finds a row changed: all of it goes back."""
+    from reference_host.retention import RetentionConflict, engine
+
+    monkeypatch.setattr(engine, "APPLY_CHUNK", 2)
+    plant_groups(db)
+    victim = "g2-3"  # a source of the last group: its UPDATE is in the last chunk
+    change_after_load(monkeypatch, victim)
+    before = snapshot(db)
+    with pytest.raises(RetentionConflict, match=victim):
+        run(db, dry_run=False)
+    assert snapshot(db) == before
+
+
+def test_an_over_long_value_is_refused_never_cut(db):
+    """PostgreSQL refuses a value longer than its column (the run rolls back), as a plain INSERT or
+    UPDATE does; the set-based apply must not cut it to fit. SQLite does not enforce lengths."""
+    from reference_host.retention import run_retention
+    from reference_host.retention.policies import ArchivalPolicy, RetentionPolicies
+
+    class LongReason(ArchivalPolicy):
+        def values(self, row, stamp, reason):
+            return {**super().values(row, stamp, reason), "archived_reason": "x" * 600}
+
+    put(db, "stale-old", status="stale", age=400 * DAY, idle=200 * DAY)
+    policies = RetentionPolicies(archival=LongReason())
+
+    def real_run():
+        return run_retention(db, tenant_id="t", project="p", now=NOW, dry_run=False, policies=policies)
+
+    if db.dialect.name == "postgresql":
+        with pytest.raises(sa.exc.DataError):
+            real_run()
+        assert row(db, "stale-old")["status"] == "stale"
+    else:
+        real_run()
+        assert row(db, "stale-old")["archived_reason"] == "x" * 600

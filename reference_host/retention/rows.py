@@ -1,0 +1,78 @@
+"""The memories a run reads, as compact dicts, and their stored timestamps, parsed quickly.
+
+Why: a run holds every candidate, active, stale and superseded memory of the project at once (87,000
+at 100k memories). Built as `dict(row)`, each was a 22-key dict of ~1.2 KiB before its values: 183
+MiB in all, and on PostgreSQL the driver buffered the whole result besides. Here the rows are
+streamed from the database in batches, the values that repeat from row to row (tenant, project,
+status, kind, parent, branch, ...) are one string object each, and every row is the `__dict__` of a
+`StoredMemory` instance: a plain dict whose keys CPython shares between all of them (a key-sharing
+dict stores only its values, ~0.25 KiB), and which, holding no containers, the cyclic garbage
+collector does not track. 76 MiB at 100k. Planning reads them exactly as it read `dict(row)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+
+from reference_host.clock import from_wire
+from reference_host.tables import lifecycle_memories as memories
+
+COLUMNS: tuple[str, ...] = tuple(column.key for column in memories.c)
+# Assigned one column at a time by the generated __init__: that is what makes instance dicts share keys.
+StoredMemory = dataclasses.make_dataclass("StoredMemory", COLUMNS, eq=False, repr=False)
+# Columns whose values repeat across a project's memories: one string object per distinct value.
+SHARED = ("tenant_id", "project", "parent_id", "kind", "status", "branch", "branch_scope")
+SHARED += ("compacted_into_id", "previous_status")
+_SHARED_AT = tuple(COLUMNS.index(key) for key in SHARED)
+BATCH = 2_000  # rows per fetch: the driver never holds more than one batch
+
+
+def read_rows(conn: sa.Connection, where: sa.ColumnElement[bool]) -> list[dict[str, Any]]:
+    """Every memory matching `where` as a dict of all its columns, by (created_at, id) in code-point
+    order (sorted here, not only in SQL: text collation differs between backends, code points do not).
+    """
+    query = (
+        sa.select(*(memories.c[key] for key in COLUMNS))
+        .where(where)
+        .order_by(memories.c.created_at, memories.c.id)
+        .execution_options(yield_per=BATCH)
+    )
+    shared: dict[Any, Any] = {}
+    share = shared.setdefault
+    rows = []
+    for row in conn.execute(query):
+        values = list(row)
+        for i in _SHARED_AT:
+            value = values[i]
+            values[i] = share(value, value)
+        rows.append(StoredMemory(*values).__dict__)
+    rows.sort(key=_order)
+    return rows
+
+
+def _order(row: dict[str, Any]) -> tuple[str, str]:
+    return row["created_at"], row["id"]
+
+
+def instant(text: str) -> datetime:
+    """A stored timestamp as the aware UTC datetime `clock.from_wire` gives, at a tenth of its cost.
+
+    Why: a run parses ~165k timestamps at 100k memories (0.45 s through from_wire). What the host
+    stores is `to_wire` text, `YYYY-MM-DDTHH:MM:SS.mmmZ`, which `datetime.fromisoformat` reads to the
+    same instant; any other text goes through from_wire and its checks.
+    """
+    if (
+        type(text) is str
+        and len(text) == 24
+        and text[4] == text[7] == "-"
+        and text[10] == "T"
+        and text[13] == text[16] == ":"
+        and text[19] == "."
+        and text[23] == "Z"
+    ):
+        return datetime.fromisoformat(text)
+    return from_wire(text)
