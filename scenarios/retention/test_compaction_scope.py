@@ -94,6 +94,33 @@ def _drive_projects(host: Driver, seen: Projects) -> None:
 projects = drive_once(_drive_projects, Projects, name="projects")
 
 
+def _check_no_node_spans_projects(ctx: Scenario, seen: Projects) -> None:
+    """No compaction node takes memories seeded in both projects, in any read-back: the lineage is
+    the surface, whichever run made the node (a host's own scheduled run, or another project's, may
+    change the memories before this scenario reads them back; a node linking both sides is a
+    violation either way)."""
+    here_ids, there_ids = ids_of(seen.control + seen.near), ids_of(seen.far)
+    listings = (seen.here_before, seen.there_before, seen.here_after, seen.there_after)
+    listings += (seen.there_again, seen.here_again)
+    sources: dict[str, set[str]] = {}
+    for listing in filter(None, listings):
+        for node_id, source_id, kind in listing.relations:
+            if kind == "compaction_source":
+                sources.setdefault(node_id, set()).add(source_id)
+    spanning = {
+        node_id: sorted(taken & (here_ids | there_ids))
+        for node_id, taken in sources.items()
+        if taken & here_ids and taken & there_ids
+    }
+    ctx.check(
+        CROSS_PROJECT,
+        not spanning,
+        {"nodesTakingBothProjects": spanning, "nodes": len(sources)},
+        surface="retention-memories",
+        note=f"no compaction node takes memories of both {seen.here} and {seen.there} (lineage read back)",
+    )
+
+
 def _check_first_run(ctx: Scenario, seen: Projects) -> None:
     """The run here compacts the control, leaves the near memories and the other project alone."""
     size, here_before, here_after = seen.size, seen.here_before, seen.here_after
@@ -132,6 +159,7 @@ def test_no_compaction_across_projects(ctx, projects):
         if not applies(ctx, seen, CROSS_PROJECT):
             return
         if seen.there_after is not None:
+            _check_no_node_spans_projects(ctx, seen)
             _check_first_run(ctx, seen)
         if seen.here_again is None:
             return
