@@ -63,3 +63,23 @@ def from_wire(text: str) -> datetime:
         return local.astimezone(UTC)
     except (ValueError, OverflowError):
         raise ValueError("timestamp is not a valid date-time within years 1-9999 (UTC)") from None
+
+
+def from_stored(text: str) -> datetime:
+    """A stored timestamp as the aware UTC datetime `from_wire` gives, at a tenth of its cost.
+
+    Why: a retention run parses ~165k timestamps at 100k memories (0.45 s through from_wire). What the host
+    stores is `to_wire` text, `YYYY-MM-DDTHH:MM:SS.mmmZ`, which `datetime.fromisoformat` reads to the
+    same instant; any other text goes through from_wire and its checks.
+    """
+    if (
+        type(text) is str
+        and len(text) == 24
+        and text[4] == text[7] == "-"
+        and text[10] == "T"
+        and text[13] == text[16] == ":"
+        and text[19] == "."
+        and text[23] == "Z"
+    ):
+        return datetime.fromisoformat(text)
+    return from_wire(text)

@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from reference_host.clock import to_wire
+from reference_host.clock import from_stored, to_wire
 from reference_host.database import advisory_lock, is_lock_timeout, is_retryable, write_transaction
 from reference_host.retention import rfc0012
 from reference_host.retention.branches import RULE_BRANCH_CLEANUP, BranchState, plan_branch_cleanup
@@ -49,7 +49,7 @@ from reference_host.retention.policies import (
     RunPolicy,
 )
 from reference_host.retention.report import Link, RetentionReport, Skip, Transition
-from reference_host.retention.rows import instant, read_rows
+from reference_host.retention.rows import read_rows
 from reference_host.retention.states import RESTORABLE, Status
 from reference_host.sr1 import Scrubber, SecretSource
 from reference_host.tables import lifecycle_memories as memories
@@ -117,7 +117,7 @@ def _plan_expiry(
     for row in rows:
         if row["status"] not in policy.expiring:
             continue
-        age = policies.windows.measured(now - instant(row["created_at"]))
+        age = policies.windows.measured(now - from_stored(row["created_at"]))
         if not policy.beyond(age, window):
             continue
         if row["kind"] in config.protected_memory_types:
@@ -194,7 +194,7 @@ def _plan_compaction(
     for row in rows:
         if row["status"] not in policy.sourceable or row["compacted_into_id"] is not None:
             continue
-        if not policy.old_enough(now - instant(row["created_at"]), min_age):
+        if not policy.old_enough(now - from_stored(row["created_at"]), min_age):
             continue
         if policy.must_not_compact(row, conflicted, protected) is not None:
             continue

@@ -15,12 +15,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from reference_host.clock import from_stored
 from reference_host.retention import rfc0012
 from reference_host.retention.branches import BranchPolicy
 from reference_host.retention.config import CompactionConfig, RetentionConfig
 from reference_host.retention.plan import REASON_MAX, RULE_EXPIRY, RULE_RESTORE, Plan, archive_values
 from reference_host.retention.retrieval import RetrievalPolicy
-from reference_host.retention.rows import instant
 from reference_host.retention.states import Status
 from reference_host.retention.windows import Windows
 from reference_host.tables import lifecycle_memories as memories
@@ -55,9 +55,9 @@ class ArchivalPolicy:
 
     def since(self, row: dict[str, Any], status: Status) -> datetime:
         """Stale: since its last change. Superseded: since its last change or retrieval, the later."""
-        moments = [instant(row["updated_at"])]
+        moments = [from_stored(row["updated_at"])]
         if status == Status.SUPERSEDED and row["last_retrieved_at"]:
-            moments.append(instant(row["last_retrieved_at"]))
+            moments.append(from_stored(row["last_retrieved_at"]))
         return max(moments)
 
     def waits(self, status: Status) -> bool:

@@ -1,4 +1,4 @@
-"""The memories a run reads, as compact dicts, and their stored timestamps, parsed quickly.
+"""The memories a run reads, as compact dicts.
 
 Why: a run holds every candidate, active, stale and superseded memory of the project at once (87,000
 at 100k memories). Built as `dict(row)`, each was a 22-key dict of ~1.2 KiB before its values: 183
@@ -13,12 +13,10 @@ collector does not track. 76 MiB at 100k. Planning reads them exactly as it read
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from reference_host.clock import from_wire
 from reference_host.tables import lifecycle_memories as memories
 
 COLUMNS: tuple[str, ...] = tuple(column.key for column in memories.c)
@@ -56,23 +54,3 @@ def read_rows(conn: sa.Connection, where: sa.ColumnElement[bool]) -> list[dict[s
 
 def _order(row: dict[str, Any]) -> tuple[str, str]:
     return row["created_at"], row["id"]
-
-
-def instant(text: str) -> datetime:
-    """A stored timestamp as the aware UTC datetime `clock.from_wire` gives, at a tenth of its cost.
-
-    Why: a run parses ~165k timestamps at 100k memories (0.45 s through from_wire). What the host
-    stores is `to_wire` text, `YYYY-MM-DDTHH:MM:SS.mmmZ`, which `datetime.fromisoformat` reads to the
-    same instant; any other text goes through from_wire and its checks.
-    """
-    if (
-        type(text) is str
-        and len(text) == 24
-        and text[4] == text[7] == "-"
-        and text[10] == "T"
-        and text[13] == text[16] == ":"
-        and text[19] == "."
-        and text[23] == "Z"
-    ):
-        return datetime.fromisoformat(text)
-    return from_wire(text)
