@@ -43,8 +43,10 @@ import attr
 import pytest
 from allure_commons.model2 import Label, Link, Status, StatusDetails, TestResult
 from allure_commons.types import AttachmentType
+from allure_commons.utils import md5
 
 from conformance import __version__, exchanges, requirements
+from conformance.paths import SCENARIOS_PREFIX
 from conformance.plugin import BUNDLE, OPTIONS, PROPERTY, RUN
 from conformance.secrecy import scrub
 from conformance.spec_links import spec_link, spec_links
@@ -155,9 +157,34 @@ def describe(test: TestResult, payload: dict[str, Any], *, require_behavior: boo
     if payload.get("message"):  # the block every reporter shows: request, expected, observed, rerun
         details.trace = payload["message"]
     test.statusDetails = details
+    name_as_installed(test, payload.get("test"))
     test.labels.extend(Label(name, value) for name, value in labels(payload))
     test.links.extend(Link("link", url, name) for name, url in links(payload))
     test.descriptionHtml = description_html(payload)
+
+
+SUITE_LABELS = ("package", "parentSuite", "suite", "subSuite")
+
+
+def name_as_installed(test: TestResult, scenario: str | None) -> None:
+    """Name the result by the suite's scenario id (conformance/paths.py `scenario_id`), not by
+    pytest's node id: allure-pytest derives the package, suites, full name and history from the node
+    id, which is relative to wherever pytest started (a wheel's result would otherwise sit in
+    `venv.lib.python3.11.site-packages.scenarios.retention`, and its history would never meet a
+    checkout's)."""
+    if not scenario or not scenario.startswith(SCENARIOS_PREFIX):
+        return
+    path, _, rest = scenario.partition("::")
+    module = path.removesuffix(".py").replace("/", ".")
+    parent, _, leaf = module.rpartition(".")
+    classes, function = rest.split("::")[:-1], rest.split("::")[-1]
+    test.fullName = f"{module}{''.join('.' + c for c in classes)}#{function.split('[', 1)[0]}"
+    test.titlePath = [*path.split("/"), *classes]
+    test.testCaseId = md5(test.fullName)
+    test.historyId = md5(scenario)
+    test.labels[:] = [label for label in test.labels if label.name not in SUITE_LABELS]
+    test.labels += [Label("package", module), Label("parentSuite", parent), Label("suite", leaf)]
+    test.labels += [Label("subSuite", " > ".join(classes))] if classes else []
 
 
 def labels(payload: dict[str, Any]) -> list[tuple[str, str]]:
@@ -311,6 +338,7 @@ class _ResultScrubber:
     @allure_commons.hookimpl(tryfirst=True)
     def report_result(self, result: Any) -> None:
         _scrub_model(result)
+        _keep_our_names(result)
 
     @allure_commons.hookimpl(tryfirst=True)
     def report_container(self, container: Any) -> None:
@@ -319,6 +347,22 @@ class _ResultScrubber:
     @allure_commons.hookimpl(tryfirst=True)
     def report_globals(self, globals_item: Any) -> None:
         _scrub_model(globals_item)
+
+
+def _keep_our_names(result: Any) -> None:
+    """allure-pytest adds its `package` label at teardown, after the bridge named the result by its
+    scenario id (`name_as_installed`): for a result the bridge named, the first label of each suite
+    name is ours, and a later one is dropped."""
+    if not str(getattr(result, "fullName", "") or "").startswith(SCENARIOS_PREFIX.rstrip("/") + "."):
+        return
+    seen: set[str] = set()
+    kept = []
+    for label in result.labels:
+        if label.name in SUITE_LABELS and label.name in seen:
+            continue
+        seen.add(label.name)
+        kept.append(label)
+    result.labels = kept
 
 
 def _scrub_model(item: Any) -> None:

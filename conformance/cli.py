@@ -33,7 +33,9 @@ from typing import Any
 
 import pytest
 
-from conformance import NAME, certification, explain, matrix, requirements, scenario_index
+from conformance import NAME, explain, requirements, scenario_index
+from conformance.certify import commands as certify_commands
+from conformance.certify.bundles import BundleError
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
 from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_problem
 from conformance.paths import scenarios_dir
@@ -277,8 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     listing.add_argument("--json", dest="as_json", action="store_true", help="Print JSON.")
-    matrix.add_commands(commands)
-    certification.add_commands(commands)
+    certify_commands.add_commands(commands)
     return parser
 
 
@@ -525,7 +526,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE_ERROR
-    except matrix.BundleError as exc:  # a file given to matrix, diff or badge is not a bundle
+    except (BundleError, certify_commands.CommandError) as exc:  # a bad bundle, key or keyring file
         print(f"{args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE_ERROR
     except scenario_index.CollectionFailed as exc:
@@ -550,7 +551,7 @@ def _dispatch(args: argparse.Namespace, extra: list[str]) -> int:
         return explain_requirements(args.ids, args.as_json)
     if args.command == "requirements":
         return list_requirements(args.as_json)
-    if getattr(args, "handler", None) is not None:  # the maintainers' commands (matrix.py, certification.py)
+    if getattr(args, "handler", None) is not None:  # the maintainers' commands (conformance/certify/)
         return int(args.handler(args))
     raise UsageError(f"choose a command: {', '.join(COMMANDS)} (see {PROG} --help)")
 

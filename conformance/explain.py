@@ -95,6 +95,8 @@ def resolve(
         return [Match(registry[pattern])]
     if pattern in aliases:
         return [Match(registry[aliases[pattern]], alias=pattern)]
+    if requirements.by_openwop_id(pattern):  # OpenWOP's id for what ours grade (the crosswalk)
+        return [Match(registry[rid], alias=pattern) for rid in requirements.by_openwop_id(pattern)]
     if _is_glob(pattern):
         named = {aliases[a] for a in aliases if fnmatch.fnmatchcase(a, pattern)}
         found = [Match(r) for rid, r in registry.items() if fnmatch.fnmatchcase(rid, pattern) or rid in named]
@@ -164,6 +166,10 @@ def explanation(match: Match) -> dict[str, Any]:
         "untestable": r.untestable,
         "surfaces": list(r.surfaces),
         "aliases": list(r.aliases),
+        "openwop": [
+            {"id": o.id, "match": o.match, "scenario": o.scenario, "asserts": o.asserts, "with": list(o.ours)}
+            for o in requirements.openwop_ids(r.id)
+        ],
         "gate": gate(r),
         "tests": list(tests),
         "rerun": rerun_commands(r.id, tests),
@@ -174,7 +180,9 @@ def explanation(match: Match) -> dict[str, Any]:
 def text_lines(data: Mapping[str, Any]) -> list[str]:
     """`explanation(...)` as plain text, one labelled block per field."""
     lines = [f"{data['id']}  ({data['level']}, {data['profile']} profile)"]
-    if data["alias"]:
+    if data["alias"] and data["alias"].startswith("openwop."):
+        lines.append(f"  named by OpenWOP's id {data['alias']}")
+    elif data["alias"]:
         lines.append(
             f"  {data['alias']} is an alias of {data['id']} (still accepted, reported as {data['id']})"
         )
@@ -189,6 +197,12 @@ def text_lines(data: Mapping[str, Any]) -> list[str]:
         f"  UNSUPPORTED when {gated['unsupported']}" if gated["unsupported"] else "  graded on every host"
     )
     lines += [f"  BLOCKED when {why}" for why in gated["blocked"]]
+    if data["openwop"]:
+        lines.append("OpenWOP's own id (fixtures/openwop-crosswalk.yaml):")
+        for other in data["openwop"]:
+            said = "grades every assertion of it" if other["match"] == "same" else "grades part of it"
+            lines.append(f"  {other['id']}")
+            lines.append(f"    {other['scenario']}: {said}, with {', '.join(other['with'])}")
     lines.append(f"Scenario tests ({len(data['tests'])}):")
     lines += [f"  {t}" for t in data["tests"]] or ["  none: no scenario grades it"]
     lines += ["Rerun (URL and KEY are yours):", *(f"  {c}" for c in data["rerun"])]

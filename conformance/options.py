@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -42,7 +43,7 @@ class Options:
             "disabled": dict(self.disabled),
             "requirements": list(self.requirements),
             "profiles": list(self.profiles),
-            "baseline": self.baseline,
+            "baseline": Path(self.baseline).name if self.baseline else None,  # no path of the machine
             "hostBuild": self.host_build,
         }
 

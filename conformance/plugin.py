@@ -39,7 +39,7 @@ from conformance.embedded import EmbeddedHost, boot_embedded
 from conformance.messages import message, rerun_command, shared_stop
 from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
-from conformance.paths import scenarios_dir
+from conformance.paths import bundled_scenario_path, scenario_id, scenarios_dir
 from conformance.publish import publish
 from conformance.report import (
     RunRecord,
@@ -86,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     if options.host_url and config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(scenarios_dir())]
-    elif options.host_url:
+    elif config.args_source == pytest.Config.ArgsSource.ARGS:
         config.args = [_bundled(arg, Path(config.invocation_params.dir)) for arg in config.args]
     if _is_controller(config):
         config.pluginmanager.register(ResultCollector(config), "openwop-result-collector")
@@ -97,13 +97,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _bundled(arg: str, cwd: Path) -> str:
-    """A path or node id as pytest printed it for a bundled scenario (relative to the scenarios folder,
-    e.g. `common/test_errors.py::test_x`), made absolute, so what the terminal shows reruns as shown
-    from the folder it was run in; anything that exists from `cwd` is left alone."""
+    """A path or node id of a bundled scenario as the suite records it (`scenarios/common/test_errors.py
+    ::test_x`, see paths.scenario_id) or as pytest printed it (`common/test_errors.py::test_x`), made
+    absolute, so what a report shows reruns as shown from any folder; anything that exists from
+    `cwd` is left alone."""
     path, sep, rest = str(arg).partition("::")
-    if not path or (cwd / path).exists() or not (scenarios_dir() / path).exists():
-        return arg
-    return f"{scenarios_dir() / path}{sep}{rest}"
+    found = bundled_scenario_path(path) if path and not (cwd / path).exists() else None
+    return f"{found}{sep}{rest}" if found is not None else arg
 
 
 def _is_controller(config: pytest.Config) -> bool:
@@ -393,6 +393,7 @@ def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error
     messages = {r.id: _message(r, options.host_url) for r in results if r.outcome is not Outcome.PASS}
     text = scrub(_test_text(results, outcome, messages, options.host_url))
     payload = {
+        "test": scenario_id(item.path, item.nodeid),
         "outcome": outcome.value,
         "reason": reason,
         "message": text or None,
@@ -538,7 +539,7 @@ class ResultCollector:
         data = json.loads(raw)
         self.run.tests.append(
             TestRecord(
-                report.nodeid,
+                data.get("test") or report.nodeid,
                 Outcome(data["outcome"]),
                 data["reason"],
                 data["requirements"],
@@ -581,7 +582,7 @@ class ResultCollector:
                     outcomes[row["id"]] = row["outcome"]
         today = dt.datetime.now(dt.UTC).date()
         return {
-            "path": baseline.path,
+            "file": Path(baseline.path).name,  # its name: a bundle carries no path of the machine
             "entries": [e.as_json() for e in baseline.entries.values()],
             "problems": baseline.problems(outcomes, today),
         }

@@ -71,6 +71,7 @@ def data_digests() -> dict[str, Any]:
     schemas = data_path("schemas")
     return {
         "registrySha256": _sha256(data_path("fixtures", "requirements.yaml")),
+        "crosswalkSha256": _sha256(data_path("fixtures", "openwop-crosswalk.yaml")),
         "schemasSha256": {
             str(p.relative_to(schemas)): _sha256(p) for p in sorted(schemas.rglob("*.json")) if p.is_file()
         },

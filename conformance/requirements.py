@@ -70,6 +70,49 @@ def canonical(requirement_id: str) -> str:
     return aliases().get(requirement_id, requirement_id)
 
 
+@dataclass(frozen=True)
+class OpenWOPId:
+    """One of OpenWOP's own requirement ids (fixtures/openwop-crosswalk.yaml) and ours that grade it."""
+
+    id: str
+    scenario: str
+    asserts: str
+    match: str  # "same" (exported under their id) or "partial" (shown, never exported)
+    ours: tuple[str, ...]
+
+
+CROSSWALK_MATCHES = ("same", "partial")
+
+
+@cache
+def crosswalk() -> tuple[OpenWOPId, ...]:
+    """OpenWOP's requirement ids for what this suite also grades, as the crosswalk file gives them."""
+    raw = yaml.safe_load(data_path("fixtures", "openwop-crosswalk.yaml").read_text(encoding="utf-8"))
+    found = []
+    for entry in raw["crosswalk"]:
+        item = OpenWOPId(**{**entry, "ours": tuple(entry["ours"])})
+        unknown = [rid for rid in item.ours if rid not in registry()]
+        if item.match not in CROSSWALK_MATCHES or unknown or not item.ours:
+            raise ValueError(
+                f"openwop-crosswalk.yaml: {item.id}: match {item.match!r}, unknown ids {unknown}"
+            )
+        found.append(item)
+    if len({item.id for item in found}) != len(found):
+        raise ValueError("openwop-crosswalk.yaml: an OpenWOP id is listed twice")
+    return tuple(found)
+
+
+def openwop_ids(requirement_id: str) -> tuple[OpenWOPId, ...]:
+    """The OpenWOP ids whose assertions this requirement grades (all or part of)."""
+    current = canonical(requirement_id)
+    return tuple(item for item in crosswalk() if current in item.ours)
+
+
+def by_openwop_id(openwop_id: str) -> tuple[str, ...]:
+    """Our ids that grade an OpenWOP id (empty when it is not in the crosswalk)."""
+    return next((item.ours for item in crosswalk() if item.id == openwop_id), ())
+
+
 def get(requirement_id: str) -> Requirement:
     try:
         return registry()[canonical(requirement_id)]

@@ -5,9 +5,10 @@ wherever they sit (on a function, a class, a module's `pytestmark`, a parametriz
 pytest is the only reading that cannot drift from a run. Collection imports the scenarios and talks
 to no host; it takes about two seconds, once per process.
 
-Node ids are written as a user passes them from any folder: the test file's absolute path, then the
-rest of pytest's id (`/…/scenarios/retention/test_expiry.py::test_boundary[day]`), so the ids that
-`explain` prints rerun as printed, from a checkout or from the installed wheel.
+Tests are named as the suite names them everywhere (conformance/paths.py `scenario_id`:
+`scenarios/retention/test_expiry.py::test_boundary[day]`), the same from a checkout or an installed
+wheel; the plugin resolves such a name to the bundled file, so the ids `explain` prints rerun as
+printed (`python -m pytest ID --host-url=URL`) from any folder.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from functools import cache
 import pytest
 
 from conformance import requirements
-from conformance.paths import scenarios_dir
+from conformance.paths import scenario_id, scenarios_dir
 from conformance.plugin import declared
 
 # Plugins that have no say in which tests exist: off, so that collecting writes nothing (cache,
@@ -69,13 +70,7 @@ class _Markers:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         for item in items:
             current = tuple(dict.fromkeys(requirements.canonical(rid) for rid in declared(item)))
-            self.tests.append(ScenarioTest(rerunnable_id(item), current))
-
-
-def rerunnable_id(item: pytest.Item) -> str:
-    """The item's node id with its file part made absolute, so it reruns from any folder."""
-    _file, sep, rest = item.nodeid.partition("::")
-    return f"{item.path}{sep}{rest}"
+            self.tests.append(ScenarioTest(scenario_id(item.path, item.nodeid), current))
 
 
 @contextlib.contextmanager

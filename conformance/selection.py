@@ -60,6 +60,7 @@ def matching(globs: Iterable[str]) -> set[str]:
             for r in requirements.registry().values()
             if fnmatch.fnmatchcase(r.id, glob) or any(fnmatch.fnmatchcase(a, glob) for a in r.aliases)
         }
+        found |= {rid for o in requirements.crosswalk() if fnmatch.fnmatchcase(o.id, glob) for rid in o.ours}
         if not found:
             raise pytest.UsageError(
                 f"--requirement {glob!r} matches no requirement id "

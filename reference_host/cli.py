@@ -67,6 +67,14 @@ def serve(
         int,
         typer.Option(min=1, help="Concurrent connections served; a request past the bound answers 503."),
     ] = HostConfig.max_connections,
+    publish_signing_key: Annotated[
+        list[str],
+        typer.Option(
+            "--publish-signing-key",
+            help="[KEY_ID=]PUB.pem: publish this Ed25519 key in discovery's signingKeys[] (the key "
+            "certification bundles of this host are signed with); repeatable. None by default.",
+        ),
+    ] = [],  # noqa: B006
 ) -> None:
     """Serve the host until interrupted."""
     if not api_key:
@@ -89,6 +97,12 @@ def serve(
     except RetentionConfigError as exc:
         raise typer.BadParameter(str(exc), param_hint="--retention-config") from None
 
+    from reference_host.signing_keys import SigningKeyError, read_published
+
+    try:
+        signing_keys = tuple(read_published(spec) for spec in publish_signing_key)
+    except SigningKeyError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--publish-signing-key") from None
     url = database_url or f"sqlite:///{Path('openwop-reference-host.db').resolve()}"
     config = HostConfig(
         api_keys=_parse_keys(api_key),
@@ -99,6 +113,7 @@ def serve(
         retention=retention,
         header_timeout=header_timeout,
         max_connections=max_connections,
+        signing_keys=signing_keys,
     )
     assemble = ctx.obj  # None: the production host
     config, parts = assemble(config) if assemble is not None else (config, None)

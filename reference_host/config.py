@@ -35,3 +35,6 @@ class HostConfig:
     max_page_bytes: int = 1024 * 1024  # content bytes one listing page carries (at least one item)
     # Phase 11 retention lifecycle (docs/retention.md): config.yaml, advertised in discovery
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+    # Certification-bundle signing keys published in discovery as signingKeys[] (signing_keys.py);
+    # none by default
+    signing_keys: tuple[dict[str, str], ...] = ()

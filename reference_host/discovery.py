@@ -42,6 +42,8 @@ def discovery_document(config: HostConfig) -> dict[str, Any]:
         },
         DISCOVERY_KEY: capability_block(config),  # a host extension, not a family
     }
+    if config.signing_keys:
+        document["signingKeys"] = [dict(key) for key in config.signing_keys]
     document.update(families(config))
     return document
 

@@ -113,6 +113,21 @@ def test_labels_name_requirement_level_section_profile_and_outcome(seen):
     assert all(text in shown for text in ("rfc0062.B2.budget-error-details", "SHOULD", "distillation"))
 
 
+def test_results_are_named_by_the_scenario_not_by_where_pytest_started(start_host, run_suite_here, tmp_path):
+    """allure-pytest names a result from pytest's node id, which is relative to the rootdir; the bridge
+    names it by the scenario id, so a wheel's results group as a checkout's do."""
+    elsewhere = tmp_path / "venv" / "lib" / "site-packages"
+    elsewhere.mkdir(parents=True)
+    folder = tmp_path / "allure"
+    run_suite_here(f"--alluredir={folder}", f"--rootdir={elsewhere}", EVENT_TYPE, host=start_host())
+    result = _results(folder)["test_event_type"]
+    assert _labels(result, "package") == ["scenarios.compaction.test_event"]
+    assert _labels(result, "parentSuite") == ["scenarios.compaction"]
+    assert _labels(result, "suite") == ["test_event"]
+    assert result["fullName"] == "scenarios.compaction.test_event#test_event_type"
+    assert "site-packages" not in json.dumps(result["labels"]) + result["fullName"]
+
+
 def test_each_requirement_links_to_the_openwop_text_it_cites(seen):
     folder, _, _ = seen
     links = _results(folder)["test_event_type"]["links"]

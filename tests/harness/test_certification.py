@@ -1,289 +1,338 @@
-"""OpenWOP certification bundle v3: export of real runs, the vendored schema, Ed25519 signing, and
-verification refusing what v3 refuses (plus partial and baselined runs), on bundles of real runs
-against the reference host and one of its mutants."""
+"""Certification bundle v3 (conformance/certify/): the rules OpenWOP's newest text gives a verifier,
+each tested on a bundle that breaks it; trust (certified only under a key the reader trusts, the
+three outcomes a gate tells apart); the signed identity row; the crosswalk to OpenWOP's ids; and the
+commands. Bundles are built here (certify_support.py); test_certification_runs.py exports real runs."""
 
 from __future__ import annotations
 
 import argparse
-import copy
+import base64
 import json
-import secrets
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from inprocess import run_pytest
+from certify_support import BUILD, discovery, edited, native_bundle, resign
 
-from conformance import schemas, signing
-from conformance.certification import (
-    SCHEMA,
-    add_commands,
-    attestation_payload,
-    export_v3,
-    id_sort_key,
-    sign_v3,
-    verify_v3,
-    witness_digest,
-)
-from conformance.paths import scenarios_dir
-from mutants.host import start as start_mutant
-from reference_host.config import HostConfig
+from conformance import schemas
+from conformance.certify import commands, identity, keys, rules, trust, v3
+from conformance.certify.canonical import NotIJSON, code_unit_order, jcs, read_json_file
+from conformance.cli import main
 
-# Three real suite runs (one of them full) behind most tests: the slow tier.
-pytestmark = pytest.mark.slow
-
-BUILD = "commit:0123456789abcdef0123456789abcdef01234567"
-EVENT = str(scenarios_dir() / "compaction" / "test_event.py")
-
-
-def _suite(tmp: Path, host: Any, tokens: tuple[str, str], *args: str) -> dict[str, Any]:
-    report = tmp / f"bundle-{secrets.token_hex(4)}.json"
-    run_pytest(
-        [
-            f"--report={report}",
-            f"--host-url={host.url}",
-            f"--host-token={tokens[0]}",
-            f"--tenant-b-token={tokens[1]}",
-            *args,
-        ]
-    )
-    return json.loads(report.read_text(encoding="utf-8"))
-
-
-def _host(tmp: Path, *mutants: str) -> tuple[Any, tuple[str, str]]:
-    tokens = (secrets.token_urlsafe(18), secrets.token_urlsafe(18))
-    config = HostConfig(
-        api_keys={tokens[0]: "tenant-a", tokens[1]: "tenant-b"},
-        database_url=f"sqlite:///{tmp / f'host-{secrets.token_hex(4)}.db'}",
-        test_seams=True,
-    )
-    return start_mutant(mutants, config), tokens
+STEWARD = "steward"
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Three real runs: a full one on the clean host, a partial one (one scenario file) on it, and a
-    compaction-profile run on a mutant whose one failure a --baseline accepts."""
-    tmp = tmp_path_factory.mktemp("certification")
-    clean, tokens = _host(tmp)
-    mutant, mutant_tokens = _host(tmp, "event-wrong-type")
-    known = tmp / "known.yaml"
-    known.write_text(
-        "- id: rfc0012.B.event-type\n  reason: tracked upstream\n"
-        "  link: https://example.invalid/1\n  expires: 2999-01-01\n",
-        encoding="utf-8",
-    )
-    try:
-        found = {
-            "full": _suite(tmp, clean, tokens),
-            "partial": _suite(tmp, clean, tokens, EVENT),
-            "baselined": _suite(tmp, mutant, mutant_tokens, "--profile=compaction", f"--baseline={known}"),
-        }
-    finally:
-        clean.stop()
-        mutant.stop()
-    found["tokens"] = [*tokens, *mutant_tokens]
+def key() -> keys.KeyPair:
+    return keys.generate(STEWARD)
+
+
+@pytest.fixture(scope="module")
+def signed(key: keys.KeyPair) -> dict[str, Any]:
+    return v3.sign_v3(v3.export_v3(native_bundle(), build=BUILD), key.private_pem, key.key_id)
+
+
+def trusting(*pairs: keys.KeyPair) -> trust.Trust:
+    return trust.Trust(tuple(trust.TrustedKey(p.public_pem, "--pubkey test", (p.key_id,)) for p in pairs))
+
+
+def kinds(bundle: Any, reader: trust.Trust | None = None) -> set[str]:
+    """The problem kinds of a bundle: its rules, and its attribution when it is not attributed."""
+    found = {p.kind for p in rules.check(bundle)}
+    if reader is not None:
+        attribution = trust.attribute(bundle, reader)
+        if attribution.state != "attributed":
+            found.add(str(attribution.kind or attribution.state))
     return found
-
-
-@pytest.fixture(scope="module")
-def key() -> signing.KeyPair:
-    return signing.generate("test-host-key")
-
-
-@pytest.fixture(scope="module")
-def signed(runs: dict[str, Any], key: signing.KeyPair) -> dict[str, Any]:
-    return sign_v3(export_v3(runs["full"], build=BUILD), key.private_pem)
-
-
-def kinds(problems: list[str]) -> set[str]:
-    return {line.split("]", 1)[0] + "]" for line in problems}
-
-
-def resign(bundle: dict[str, Any], key: signing.KeyPair) -> dict[str, Any]:
-    """What a careless emitter would write: totals, witness and count recomputed, then signed."""
-    rows = bundle["results"]["requirements"]
-    for name, result in (
-        ("executedPass", "executed-pass"),
-        ("executedFail", "executed-fail"),
-        ("skipped", "skipped"),
-        ("inapplicable", "inapplicable"),
-        ("blocked", "blocked"),
-    ):
-        bundle["results"]["totals"][name] = sum(r["result"] == result for r in rows)
-    bundle["witnessSha256"] = witness_digest(rows)
-    bundle["assertionCount"] = sum(r.get("assertions", 0) for r in rows)
-    return sign_v3(bundle, key.private_pem, bundle["signature"]["keyId"])
 
 
 # -- export ----------------------------------------------------------------------------------------
 
 
-def test_export_of_a_real_run_validates_against_the_vendored_schema(runs, signed):
-    assert schemas.validate(SCHEMA, signed) == []
-    assert schemas.provenance(SCHEMA)["repo"] == "openwop/openwop"
-    native = runs["full"]["requirements"]
-    rows = signed["results"]["requirements"]
-    assert [r["id"] for r in rows] == [f"openwop.requirement.{r['id']}" for r in native]
-    assert signed["results"]["totals"]["executedPass"] == sum(r["outcome"] == "PASS" for r in native)
-    assert signed["assertionCount"] == sum(r["assertions"] for r in native)
-    assert signed["host"]["build"] == {"kind": "commit", "id": BUILD.split(":", 1)[1]}
-    assert signed["discovery"]["sha256"] == runs["full"]["discovery"]["sha256"]  # both RFC 8785
-    assert {p["id"]: p["certified"] for p in signed["claimedProfiles"]} == {
-        "openwop-memory-compaction": True,
-        "openwop-memory-distillation": True,
-        "openwop-memory-retention": True,
-    }
+def test_an_export_validates_against_the_vendored_schema_and_certifies_every_profile(signed, key):
+    assert schemas.validate(v3.SCHEMA, signed) == []
+    assert signed["claimedProfiles"] == []  # no openwop-* id without an accepted RFC (docs/certification.md)
+    assessment = trust.assess_v3(signed, trusting(key))
+    assert assessment.status == trust.CERTIFIED, assessment.reasons
+    assert assessment.certified_profiles == ["compaction", "distillation", "retention"]
 
 
-def test_no_host_token_reaches_a_v3_bundle(runs, key):
-    for name in ("full", "partial", "baselined"):
-        text = json.dumps(sign_v3(export_v3(runs[name], build=BUILD), key.private_pem))
-        assert not any(token in text for token in runs["tokens"])
+def test_a_row_is_named_and_profiled_the_same_way_wherever_the_suite_ran(signed):
+    rows = {r["id"]: r for r in signed["results"]["requirements"]}
+    row = rows["openwop.requirement.rfc0012.B.event-type"]
+    assert row["scenario"] == "scenarios/compaction/test_event_type.py"
+    assert v3.profile_of(row["id"]) == "compaction"
+    row_elsewhere = {**row, "scenario": "elsewhere/venv/lib/site-packages/scenarios/x.py"}
+    assert v3.profile_of(row_elsewhere["id"]) == "compaction"  # from the registry, never the path
 
 
-def test_rows_sort_as_javascript_localecompare_does():
-    """v3 sorts rows with `localeCompare` before digesting; this order is what node 20 (ICU) printed
-    for these ids, where code-point order differs (case, '_' before '-')."""
-    ids = ["rfc0012.B.x", "rfc0012.a.y", "x-y", "x_y", "X.y", "a.B", "a.b", "ab", "aZ", "B", "b", "a1"]
-    by_icu = ["a.b", "a.B", "a1", "ab", "aZ", "b", "B", "rfc0012.a.y", "rfc0012.B.x", "x_y", "x-y", "X.y"]
-    assert sorted(ids, key=id_sort_key) == by_icu != sorted(ids)
+def test_the_export_needs_a_build_and_refuses_what_is_not_i_json():
+    unbuilt = native_bundle()
+    unbuilt["host"]["build"] = None
+    with pytest.raises(v3.ExportError, match="KIND:ID"):
+        v3.export_v3(unbuilt)
+    with pytest.raises(v3.ExportError, match="KIND:ID"):
+        v3.export_v3(unbuilt, build="v1.2.3")
+    document = discovery()
+    document["limits"]["hostile"] = 2**60
+    with pytest.raises(v3.ExportError, match="cannot be signed: an integer beyond"):
+        v3.export_v3(native_bundle(document=document), build=BUILD)
 
 
-def test_outcomes_map_to_v3_results_with_signed_reasons(runs, key):
-    partial = export_v3(runs["partial"], build=BUILD)
-    by_id = {r["id"]: r for r in partial["results"]["requirements"]}
-    not_run = by_id["openwop.requirement.p11.expiry.boundary"]
-    assert not_run["result"] == "blocked" and not_run["detail"].startswith("NOT-RUN: ")
-    assert by_id["openwop.scenario.run-selection"]["detail"].startswith("PARTIAL: ")
-    assert {r["id"] for r in partial["detail"]["nonPass"]} == {
-        r["id"] for r in partial["results"]["requirements"] if r["result"] != "executed-pass"
-    }
-    baselined = export_v3(runs["baselined"], build=BUILD)
-    row = next(r for r in baselined["results"]["requirements"] if r["id"].endswith("rfc0012.B.event-type"))
-    assert row["result"] == "executed-fail" and row["detail"].startswith("BASELINED: ")
-    assert "tracked upstream" in row["detail"]
+# -- OpenWOP's newest v3 rules, one bundle breaking each ------------------------------------------
 
 
-def test_export_needs_a_build(runs):
-    with pytest.raises(ValueError, match="KIND:ID"):
-        export_v3(runs["full"])
-    with pytest.raises(ValueError, match="KIND:ID"):
-        export_v3(runs["full"], build="v1.2.3")
+def test_rows_sort_by_utf16_code_units_not_by_a_locale():
+    """conformance.md §"Canonical JSON": "Rows sorted by `id` in UTF-16 code-unit order. A
+    locale-sensitive comparator MUST NOT be used." JavaScript's localeCompare (ICU root) put the
+    lower-case id first and '_' before '-'; code units put 'B' (0x42) before 'a' (0x61), '-' (0x2D)
+    before '_' (0x5F), and U+1F600 (surrogates 0xD83D…) before U+FF5E, where code points differ."""
+    ids = ["rfc0012.a.y", "rfc0012.B.x", "x_y", "x-y", "\uff5e", "\U0001f600"]
+    by_icu = ["rfc0012.a.y", "rfc0012.B.x", "x_y", "x-y"]  # what node 20's localeCompare printed
+    by_units = ["rfc0012.B.x", "rfc0012.a.y", "x-y", "x_y", "\U0001f600", "\uff5e"]
+    assert sorted(ids, key=code_unit_order) == by_units
+    assert [i for i in by_units if i in by_icu] != by_icu
+    assert sorted(ids) != by_units  # Python's own order is code points
+    rows = [{"id": i, "scenario": "s", "result": "executed-pass", "assertions": 1} for i in ids]
+    assert json.loads(jcs(v3.witness_preimage(rows)))[0]["id"] == "rfc0012.B.x"
 
 
-# -- verify: accepts ----------------------------------------------------------------------------
-
-
-def test_verify_accepts_a_signed_bundle(signed, key):
-    assert verify_v3(signed, public_key=key.public_pem) == []
-    assert verify_v3(signed, public_key=key.public_raw_b64) == []  # the raw published form
-
-
-# -- verify: rejects --------------------------------------------------------------------------------
-
-
-def test_verify_rejects_a_tampered_row(signed, key):
-    bundle = copy.deepcopy(signed)
-    bundle["results"]["requirements"][3]["scenario"] = "scenarios/compaction/elsewhere.py"
-    assert kinds(verify_v3(bundle, public_key=key.public_pem)) == {"[witness-digest]"}
-
-
-def test_verify_rejects_a_vacuous_pass_even_when_signed(signed, key):
-    bundle = copy.deepcopy(signed)
-    bundle["results"]["requirements"][0]["assertions"] = 0
-    problems = verify_v3(resign(bundle, key), public_key=key.public_pem)
-    assert kinds(problems) == {"[vacuous-pass]"}
-    assert "openwop.requirement.auth.unauthenticated-refused" in problems[0]
-
-
-def test_verify_rejects_a_duplicate_id(signed, key):
-    bundle = copy.deepcopy(signed)
-    bundle["results"]["requirements"].append(copy.deepcopy(bundle["results"]["requirements"][5]))
-    assert kinds(verify_v3(resign(bundle, key), public_key=key.public_pem)) == {"[duplicate-requirement]"}
-
-
-def test_verify_rejects_a_non_pass_without_a_reason(signed, key):
-    bundle = copy.deepcopy(signed)
-    row = bundle["results"]["requirements"][7]
-    row["result"] = "executed-fail"
-    bundle["detail"] = {"nonPass": [{"id": row["id"], "result": "executed-fail", "reason": ""}]}
-    problems = verify_v3(resign(bundle, key), public_key=key.public_pem)
-    assert "[reason-missing]" in kinds(problems)
-    assert not kinds(problems) & {"[witness-digest]", "[signature-invalid]", "[totals-mismatch]"}
-
-
-def test_verify_rejects_totals_that_do_not_match_the_rows(signed, key):
-    bundle = copy.deepcopy(signed)
-    bundle["results"]["totals"]["executedPass"] += 1  # outside the signature: the rows catch it
-    assert kinds(verify_v3(bundle, public_key=key.public_pem)) == {"[totals-mismatch]"}
-
-
-def test_verify_rejects_a_witness_that_does_not_match(signed, key):
-    bundle = copy.deepcopy(signed)
-    bundle["witnessSha256"] = "0" * 64
-    assert kinds(verify_v3(bundle, public_key=key.public_pem)) == {"[witness-digest]", "[signature-invalid]"}
-    assert kinds(verify_v3(resign(copy.deepcopy(bundle), key), public_key=key.public_pem)) == set()
-
-
-def test_verify_rejects_an_assertion_count_that_does_not_match(signed, key):
-    bundle = copy.deepcopy(signed)
-    bundle["assertionCount"] += 1
-    assert kinds(verify_v3(bundle, public_key=key.public_pem)) == {"[assertion-count]"}
-
-
-def test_verify_rejects_a_missing_build(signed, key):
-    bundle = copy.deepcopy(signed)
-    del bundle["host"]["build"]
-    assert {"[build-missing]", "[signature-invalid]"} <= kinds(verify_v3(bundle, public_key=key.public_pem))
-
-
-def test_verify_rejects_a_missing_signature(signed, key):
-    bundle = copy.deepcopy(signed)
-    del bundle["signature"]
-    assert {"[signature-missing]", "[schema]"} == kinds(verify_v3(bundle, public_key=key.public_pem))
-
-
-def test_verify_rejects_a_bad_signature(signed, key):
-    other = signing.generate("other-key")
-    forged = sign_v3(copy.deepcopy(signed), other.private_pem, "test-host-key")
-    assert kinds(verify_v3(forged, public_key=key.public_pem)) == {"[signature-invalid]"}
-    flipped = copy.deepcopy(signed)
-    sig = flipped["signature"]["sig"]
-    flipped["signature"]["sig"] = ("B" if sig[0] == "A" else "A") + sig[1:]
-    assert kinds(verify_v3(flipped, public_key=key.public_pem)) == {"[signature-invalid]"}
-    moved = copy.deepcopy(signed)
-    moved["suite"]["version"] = "9.9.9"  # a signed field
-    assert kinds(verify_v3(moved, public_key=key.public_pem)) == {"[signature-invalid]"}
-
-
-def test_verify_rejects_a_partial_run(runs, key):
-    bundle = sign_v3(export_v3(runs["partial"], build=BUILD), key.private_pem)
-    assert runs["partial"]["selection"]["partial"] is True
-    assert schemas.validate(SCHEMA, bundle) == []
-    problems = verify_v3(bundle, public_key=key.public_pem)
-    assert kinds(problems) == {"[partial-run]", "[certifies-nothing]"}
-    claimed = copy.deepcopy(bundle)  # `certified` is outside the signature: edit it after signing
-    for profile in claimed["claimedProfiles"]:
-        profile["certified"] = True
-    assert {"[blocked-certified]", "[profile-not-derived]", "[partial-run]"} <= kinds(
-        verify_v3(claimed, public_key=key.public_pem)
+def test_a_skipped_row_of_an_advertised_profile_is_opted_out_but_advertised(key):
+    bundle = v3.sign_v3(
+        v3.export_v3(native_bundle({"rfc0012.B.event-type": "DISABLED"}), build=BUILD),
+        key.private_pem,
+        key.key_id,
     )
+    assert "opted-out-but-advertised" in kinds(bundle)
+    assert trust.assess_v3(bundle, trusting(key)).status == trust.REJECTED
+    unadvertised = discovery()
+    del unadvertised["memory"]["compaction"]
+    quiet = v3.sign_v3(
+        v3.export_v3(native_bundle({"rfc0012.B.event-type": "DISABLED"}, unadvertised), build=BUILD),
+        key.private_pem,
+        key.key_id,
+    )
+    assert "opted-out-but-advertised" not in kinds(quiet)
 
 
-def test_verify_rejects_a_baselined_run(runs, key):
-    assert runs["baselined"]["selection"]["partial"] is False
-    assert runs["baselined"]["verdict"]["headline"] == "BASELINED"
-    bundle = sign_v3(export_v3(runs["baselined"], build=BUILD), key.private_pem)
-    assert schemas.validate(SCHEMA, bundle) == []
-    assert kinds(verify_v3(bundle, public_key=key.public_pem)) == {"[baselined-run]", "[certifies-nothing]"}
+def test_openwops_own_opt_out_carrier_is_read_too(signed, key):
+    bundle = edited(signed)
+    bundle["results"]["requirements"].append(
+        {
+            "id": "openwop.family.memory",
+            "scenario": "s",
+            "result": "skipped",
+            "assertions": 0,
+            "detail": "OPENWOP_OPTED_OUT_PROFILES: family.memory",
+        }
+    )
+    assert "opted-out-but-advertised" in kinds(resign(bundle, key))
 
 
-def test_attestation_covers_exactly_the_four_fields(signed):
-    payload = json.loads(attestation_payload(signed))
-    assert sorted(payload) == sorted(signed["signature"]["over"])
-    assert payload["host.build"] == signed["host"]["build"]
+@pytest.mark.parametrize(
+    ("text", "refusal"),
+    [
+        (b'{"bundleVersion": "3", "bundleVersion": "3"}', "duplicate key"),
+        (b'{"detail": "\\ud800"}', "lone surrogate"),
+        (b'{"n": 1e400}', "overflows a double"),
+        (b'{"n": NaN}', "NaN"),
+        (b'{"n": 9007199254740993}', "outside"),
+    ],
+)
+def test_what_is_not_i_json_is_a_verdict_not_an_exception(tmp_path, capsys, text, refusal):
+    path = tmp_path / "bundle.json"
+    path.write_bytes(text)
+    with pytest.raises(NotIJSON, match=refusal):
+        read_json_file(path)
+    assert main(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("[not-i-json]") and "REJECTED" in out and "Traceback" not in out
+
+
+def test_a_value_that_is_not_i_json_in_memory_is_the_digests_rejection(signed):
+    bundle = edited(signed)
+    bundle["results"]["requirements"][0]["assertions"] = 2**60
+    assert "witness-digest" in kinds(bundle)
+    bundle = edited(signed)
+    bundle["discovery"]["document"]["limits"]["x"] = float("inf")
+    assert "discovery-digest" in kinds(bundle)
+
+
+def test_host_deployment_enters_the_witness_preimage(signed, key):
+    bundle = edited(signed)
+    bundle["host"]["deployment"] = "colocated-companion"
+    assert "witness-digest" in kinds(bundle)  # added after signing: the digest no longer holds
+    companion = resign(bundle, key)
+    preimage = v3.witness_preimage(companion["results"]["requirements"], None, "colocated-companion")
+    assert preimage["deployment"] == "colocated-companion" and "relaxations" not in preimage
+    assert "witness-digest" not in kinds(companion)
+    shed = edited(companion)
+    del shed["host"]["deployment"]  # "a signed companion that sheds host.deployment MUST fail"
+    assert "witness-digest" in kinds(shed)
+
+
+# -- trust: certified only under a key the reader trusts --------------------------------------------
+
+
+def test_the_three_outcomes_a_gate_tells_apart(signed, key):
+    other = keys.generate("other")
+    no_document = edited(signed)
+    del no_document["discovery"]["document"]
+    assert trust.attribute(no_document, trust.Trust()).kind == "no-discovery"
+    assert trust.attribute(signed, trust.Trust()).kind == "key-not-published"  # the capture publishes none
+    published = {"keyId": STEWARD, "alg": "ed25519", "publicKey": keys.published_form(other.public_pem)}
+    wrong = trust.Trust(discoveries=(("--host-discovery d.json", {"signingKeys": [published]}),))
+    assert trust.attribute(signed, wrong).kind == "signature-invalid"
+    assert trust.assess_v3(signed, wrong).status == trust.REJECTED
+    assert trust.assess_v3(signed, trust.Trust()).status == trust.UNPROVABLE
+
+
+def test_a_key_the_host_published_in_its_captured_discovery_attributes_the_bundle(key):
+    entry = {"keyId": STEWARD, "alg": "ed25519", "publicKey": keys.published_form(key.public_pem)}
+    document = discovery(signing_keys=(entry | {"use": "certification-bundle"},))
+    bundle = v3.sign_v3(
+        v3.export_v3(native_bundle(document=document), build=BUILD), key.private_pem, key.key_id
+    )
+    assessment = trust.assess_v3(bundle, trust.Trust())
+    assert assessment.status == trust.CERTIFIED, assessment.reasons
+    assert "published in the captured discovery document" in assessment.reasons[0]
+
+
+def test_an_unsigned_v3_bundle_is_a_self_declaration(signed):
+    bundle = edited(signed)
+    del bundle["signature"]
+    assert trust.assess_v3(bundle, trust.Trust()).status == trust.SELF_DECLARED
+
+
+def test_a_pubkey_that_did_not_sign_it_leaves_it_unprovable(signed):
+    assessment = trust.assess_v3(signed, trusting(keys.generate("stranger")))
+    assert assessment.status == trust.UNPROVABLE
+    assert "verifies under none of the 1 key(s) you trust" in assessment.reasons[0]
+
+
+# -- nothing shown lies outside the signature -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        (("host", "name"), "not-the-host"),
+        (("host", "version"), "9.9.9"),
+        (("host", "vendor"), "someone else"),
+        (("discovery", "url"), "https://elsewhere.example/.well-known/openwop"),
+        (("discovery", "preferredVersion"), "2.0"),
+        (("generatedAt",), "2030-01-01T00:00:00Z"),
+        (
+            ("claimedProfiles",),
+            [{"id": "openwop-memory", "evidenceTier": "steward", "witnessCount": 1, "certified": True}],
+        ),
+    ],
+)
+def test_editing_a_displayed_field_of_a_signed_bundle_fails_verification(signed, key, path, value):
+    bundle = edited(signed)
+    target = bundle
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    assessment = trust.assess_v3(bundle, trusting(key))
+    assert assessment.status == trust.REJECTED
+    assert any("identity-mismatch" in r or "profile-not-derivable" in r for r in assessment.reasons)
+
+
+@pytest.mark.parametrize(
+    ("edit", "kind"),
+    [
+        (
+            lambda b: b["results"]["requirements"][3].update(scenario="scenarios/elsewhere.py"),
+            "witness-digest",
+        ),
+        (lambda b: b["results"]["totals"].update(executedPass=1), "totals-mismatch"),
+        (lambda b: b.update(assertionCount=1), "assertion-count"),
+        (lambda b: b["host"]["build"].update(id="f" * 40), "signature-invalid"),
+        (lambda b: b["discovery"].update(sha256="0" * 64), "discovery-digest"),
+        (lambda b: b["suite"].update(version="9.9.9+openwop-memory-conformance"), "signature-invalid"),
+    ],
+)
+def test_editing_rows_totals_or_an_attested_member_fails_verification(signed, key, edit, kind):
+    bundle = edited(signed)
+    edit(bundle)
+    assessment = trust.assess_v3(bundle, trusting(key))
+    assert assessment.status == trust.REJECTED
+    assert any(r.startswith(f"[{kind}]") for r in assessment.reasons), assessment.reasons
+
+
+def test_the_identity_row_is_one_witness_row_the_signature_covers(signed):
+    rows = signed["results"]["requirements"]
+    found, problem = identity.read(rows)
+    assert problem is None and found["host"]["name"] == "openwop-reference-host"
+    assert found["suite"]["name"] == "openwop-memory-conformance"
+    assert [p["id"] for p in found["profiles"]] == ["compaction", "distillation", "retention"]
+    assert sum(r["id"] == identity.ROW_ID for r in rows) == 1
+    assert json.loads(v3.attestation_payload(signed))["witnessSha256"] == v3.witness_digest(rows)
+
+
+# -- partial, baselined, failing: valid evidence that certifies nothing ----------------------------
+
+
+def test_a_partial_run_is_not_certified_even_with_certified_claims_edited_in(key):
+    bundle = native_bundle({"p11.expiry.boundary": "NOT-RUN"})
+    bundle["selection"] = {"partial": True, "narrowedBy": ["-k event"]}
+    signed = v3.sign_v3(v3.export_v3(bundle, build=BUILD), key.private_pem, key.key_id)
+    assert schemas.validate(v3.SCHEMA, signed) == []
+    assert {"partial-run", "certifies-nothing"} <= kinds(signed)
+    assert trust.assess_v3(signed, trusting(key)).status == trust.NOT_CERTIFIED
+
+
+def test_a_baselined_run_is_not_certified(key):
+    signed = v3.sign_v3(
+        v3.export_v3(native_bundle({"rfc0012.B.event-type": "BASELINED"}), build=BUILD),
+        key.private_pem,
+        key.key_id,
+    )
+    row = next(r for r in signed["results"]["requirements"] if r["id"].endswith("rfc0012.B.event-type"))
+    assert row["result"] == "executed-fail" and row["detail"].startswith("BASELINED: ")
+    assessment = trust.assess_v3(signed, trusting(key))
+    assert assessment.status == trust.NOT_CERTIFIED
+    assert assessment.certified_profiles == []
+
+
+# -- the crosswalk ----------------------------------------------------------------------------------
+
+
+def test_rows_export_under_openwops_ids_where_every_assertion_is_graded(key):
+    native = native_bundle({"rfc0062.B2.atomic": "FAIL"})
+    bundle = v3.sign_v3(v3.export_v3(native, build=BUILD, ids="openwop"), key.private_pem, key.key_id)
+    assert schemas.validate(v3.SCHEMA, bundle) == []
+    rows = {r["id"]: r for r in bundle["results"]["requirements"]}
+    budget = (
+        "openwop.it.distillation-token-budget."
+        "within-budget-tokensused-tokenbudget-an-un-meetable-budget-fails-atomically"
+    )
+    assert rows[budget]["result"] == "executed-fail" and "rfc0062.B2.atomic" in rows[budget]["detail"]
+    assert rows[budget]["assertions"] == 2 * 4  # the four rows' checks, the failing one's included
+    assert "openwop.requirement.rfc0062.B2.atomic" not in rows  # said once, under OpenWOP's id
+    assert "openwop.requirement.rfc0012.D.form-leaks-recanonicalized" in rows  # partial: kept as ours
+    assert not any(rid.startswith("openwop.it.memory-compaction-sr1-carry-forward") for rid in rows)
+
+
+def test_explain_names_openwops_id_and_accepts_it(capsys):
+    assert main(["explain", "rfc0012.B.event-type"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "openwop.it.memory-compaction-event-emitted.compaction-run-returns-a-canonical-memorycompacted-payload"
+        in out
+    )
+    assert (
+        main(
+            [
+                "explain",
+                "openwop.it.distillation-stable-archive.identical-sources-budget-produce-an-identical-archive-checksum",
+            ]
+        )
+        == 0
+    )
+    assert "rfc0062.B4.stable" in capsys.readouterr().out
 
 
 # -- the commands -----------------------------------------------------------------------------------
@@ -291,37 +340,79 @@ def test_attestation_covers_exactly_the_four_fields(signed):
 
 def _command(*argv: str) -> int:
     parser = argparse.ArgumentParser()
-    add_commands(parser.add_subparsers(dest="command"))
+    commands.add_commands(parser.add_subparsers(dest="command"))
     args = parser.parse_args(list(argv))
     return args.handler(args)
 
 
-def test_keygen_sign_verify_commands(runs, tmp_path, capsys):
+def test_keygen_sign_verify_and_integrity_only(tmp_path, capsys):
     native = tmp_path / "bundle.json"
-    native.write_text(json.dumps(runs["full"]), encoding="utf-8")
+    unbuilt = native_bundle()
+    unbuilt["host"]["build"] = None
+    native.write_text(json.dumps(unbuilt), encoding="utf-8")
     assert _command("keygen", f"--out-dir={tmp_path}", "--key-id=ci-key") == 0
-    private = tmp_path / "ci-key.key.pem"
+    private, public = tmp_path / "ci-key.key.pem", tmp_path / "ci-key.pub.pem"
     assert private.stat().st_mode & 0o077 == 0
     assert "PRIVATE" not in capsys.readouterr().out
     out = tmp_path / "v3.json"
     assert _command("sign", str(native), f"--host-build={BUILD}", f"--key={private}", f"--out={out}") == 0
     assert json.loads(out.read_text())["signature"]["keyId"] == "ci-key"
-    assert _command("verify", str(out), f"--pubkey={tmp_path / 'ci-key.pub.pem'}") == 0
-    assert "VERIFIED" in capsys.readouterr().out
+    assert _command("verify", str(out), f"--pubkey={public}") == 0
+    assert capsys.readouterr().out.startswith("CERTIFIED")
+    assert _command("verify", str(out)) == 1  # no trusted key: never exit 0 by default
+    assert "UNPROVABLE" in capsys.readouterr().out
+    assert _command("verify", str(out), "--integrity-only") == 0
+    assert "INTEGRITY ONLY" in capsys.readouterr().out
+    assert _command("verify", str(native), f"--pubkey={public}") == 1  # a result bundle: unsigned
+    assert "SELF-DECLARED" in capsys.readouterr().out
+    keyring = tmp_path / "keyring.json"
+    raw = base64.urlsafe_b64encode(base64.b64decode(keys.generate().public_raw_b64)).decode().rstrip("=")
+    keyring.write_text(json.dumps([{"keyId": "ci-key", "publicKey": raw}]), encoding="utf-8")
+    assert _command("verify", str(out), f"--keyring={keyring}") == 1  # the keyring names another key
+    assert "signature-invalid" in capsys.readouterr().out
     tampered = json.loads(out.read_text())
     tampered["results"]["requirements"][0]["assertions"] += 1
     out.write_text(json.dumps(tampered), encoding="utf-8")
-    assert _command("verify", str(out), f"--pubkey={tmp_path / 'ci-key.pub.pem'}") == 1
+    assert _command("verify", str(out), f"--pubkey={public}", "--integrity-only") == 1
     said = capsys.readouterr().out.splitlines()
     assert said[0].startswith("[witness-digest]") and said[-1].startswith("REJECTED")
     assert _command("export-v3", str(native)) == 4  # no build
     assert _command("verify", str(tmp_path / "absent.json")) == 4
 
 
+def test_a_bad_key_file_is_a_usage_error(tmp_path, capsys):
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a key", encoding="utf-8")
+    native = tmp_path / "b.json"
+    native.write_text(json.dumps(native_bundle()), encoding="utf-8")
+    assert main(["verify", str(native), f"--pubkey={bad}"]) == 4
+    assert "not an Ed25519 public key" in capsys.readouterr().err
+
+
 def test_without_cryptography_the_error_names_the_extra(monkeypatch):
     for name in ("cryptography", "cryptography.exceptions", "cryptography.hazmat.primitives"):
         monkeypatch.setitem(sys.modules, name, None)
-    with pytest.raises(
-        signing.SigningUnavailable, match=r"pip install 'openwop-memory-conformance\[certify\]'"
-    ):
-        signing.generate()
+    with pytest.raises(keys.SigningUnavailable, match=r"pip install 'openwop-memory-conformance\[certify\]'"):
+        keys.generate()
+
+
+def test_the_reference_host_publishes_no_signing_key_unless_told(tmp_path):
+    assert "signingKeys" not in discovery()
+    from reference_host.signing_keys import SigningKeyError, read_published
+
+    pair = keys.generate("host-key")
+    path = tmp_path / "host-key.pub.pem"
+    path.write_text(pair.public_pem, encoding="ascii")
+    entry = read_published(str(path))
+    assert entry == {
+        "keyId": "host-key",
+        "alg": "ed25519",
+        "publicKey": keys.published_form(pair.public_pem),
+        "use": "certification-bundle",
+    }
+    assert schemas.validate("openwop/capabilities", discovery(signing_keys=(entry,))) == []
+    with pytest.raises(SigningKeyError):
+        read_published(f"bad id!={path}")
+    Path(tmp_path / "x.pem").write_text(pair.private_pem, encoding="ascii")
+    with pytest.raises(SigningKeyError):
+        read_published(str(tmp_path / "x.pem"))

@@ -8,9 +8,10 @@ import zlib
 import pytest
 from conftest import Answer
 
-from conformance.client import HostClient, parse_strict_json
+from conformance.client import HostClient
 from conformance.outcomes import HostError, HostFailure, Outcome
 from conformance.secrecy import Secret
+from conformance.strict_json import parse_strict_json
 
 MiB = 1024 * 1024
 TOKEN = "tok-client-test-5c1e0a9b-never-shown"

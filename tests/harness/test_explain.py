@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -88,7 +87,7 @@ def test_the_index_links_every_test_to_registered_requirements():
     root = scenarios_dir()
     for test in tests:
         path, _, name = test.node_id.partition("::")
-        assert Path(path).is_absolute() and Path(path).is_relative_to(root) and Path(path).is_file()
+        assert path.startswith("scenarios/") and (root / path.removeprefix("scenarios/")).is_file()
         assert name and test.requirements, test.node_id
         assert set(test.requirements) <= set(requirements.registry()), test.node_id
     by_requirement = scenario_index.tests_by_requirement()

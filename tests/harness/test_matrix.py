@@ -1,6 +1,7 @@
-"""The interop matrix, the bundle diff and the badges (conformance/matrix.py, bundle_diff.py,
-badges.py): small bundles built here for the edge cases, and real bundles of three hosts (the clean
-reference host, a mutant, a host with no memory family) graded in this process."""
+"""The interop matrix, the bundle diff and the badges (conformance/certify/matrix.py, diff.py,
+badges.py) over result bundles: small bundles built here for the edge cases, and real bundles of three
+hosts (the clean reference host, a mutant, a host with no memory family) graded in this process. A
+result bundle is never more than a self-declaration; signed bundles are test_signed_matrix.py's."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from conformance import badges, bundle_diff, matrix
+from conformance.certify import badges, matrix
+from conformance.certify import diff as bundle_diff
+from conformance.certify.bundles import Bundle, load_bundle
 from conformance.cli import main
 from conformance.outcomes import Outcome
 from conformance.provenance import bundle_digest
@@ -68,8 +71,8 @@ def written(tmp_path: Path, name: str, bundle: dict[str, Any]) -> Path:
     return path
 
 
-def loaded(tmp_path: Path, bundle: dict[str, Any], name: str = "b.json") -> matrix.Bundle:
-    return matrix.load_bundle(written(tmp_path, name, bundle))
+def loaded(tmp_path: Path, bundle: dict[str, Any], name: str = "b.json") -> Bundle:
+    return load_bundle(written(tmp_path, name, bundle))
 
 
 def cli(*argv: str) -> int:
@@ -77,54 +80,45 @@ def cli(*argv: str) -> int:
     return main(list(argv))
 
 
-# -- certified -------------------------------------------------------------------------------------
+# -- a result bundle is a self-declaration ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("changes", "certified", "why"),
+    "changes",
     [
-        ({}, True, ""),
-        ({"headline": "PARTIAL", "certifiable": False}, False, "PARTIAL"),
-        ({"headline": "BASELINED", "certifiable": True}, False, "BASELINED"),  # even if it said so
-        ({"headline": "INCOMPLETE"}, False, "INCOMPLETE"),
-        ({"headline": "NONCONFORMING"}, False, "NONCONFORMING"),
-        ({"certifiable": False}, False, "verdict not certifiable"),
-        ({"partial": True}, False, "partial run"),
-        (
-            {"outcomes": {"auth.a": "PASS", "r.b": "BLOCKED"}},
-            False,
-            "rows disagree with the headline (r.b is BLOCKED)",
-        ),
-        ({"signature": {"alg": "ed25519", "keyId": "k1"}}, False, "signature block without a signature"),
-        ({"signature": None}, True, ""),  # null: an unsigned bundle, as `host.build` is null
-        ({"signature": "AAAA"}, False, "signature block without a signature"),
-        ({"signature": {"alg": "ed25519", "keyId": "k1", "sig": "AAAA"}}, True, ""),
+        {},
+        {"headline": "PARTIAL", "certifiable": False},
+        {"headline": "BASELINED", "certifiable": True},
+        {"headline": "NONCONFORMING"},
+        {"partial": True},
+        {"signature": {"alg": "ed25519", "keyId": "k1", "sig": "AAAA"}},  # a signature block proves nothing
     ],
 )
-def test_certified_only_for_a_whole_conforming_run(tmp_path, changes, certified, why):
+def test_a_result_bundle_is_never_certified_whatever_it_says(tmp_path, changes):
     given = dict(changes)
     bundle = loaded(tmp_path, bundle_dict(given.pop("outcomes", None), **given))
-    assert matrix.certification(bundle) == (certified, why)
-    assert bool(matrix.certified_profiles(bundle)) is certified
+    assert bundle.status == "self-declared" and not bundle.certified
+    assert matrix.certified_profiles(bundle) == []
+    cells = [matrix.md_cell(c) for c in matrix.row_cells(bundle, PROFILES)]
+    assert cells[7].startswith("no: self-declared") and "certified |" not in " | ".join(cells)
+    assert not any(cell == "certified" for cell in cells[-3:])
 
 
 def test_a_bundle_digest_is_checked_when_present(tmp_path):
-    """A bundle edited after it was written, still carrying its old digest, is not a certificate."""
+    """A bundle edited after it was written, still carrying its old digest, says so."""
     good = bundle_dict()
     good["bundleSha256"] = bundle_digest(good)
-    assert matrix.certification(loaded(tmp_path, good, "good.json")) == (True, "")
+    assert "(verified)" in matrix.md_cell(matrix.row_cells(loaded(tmp_path, good, "g.json"), PROFILES)[5])
     tampered = json.loads(json.dumps(good))
     tampered["requirements"].append({"id": "rfc0012.extra", "outcome": "PASS", "profile": "compaction"})
     bundle = loaded(tmp_path, tampered, "tampered.json")
-    assert matrix.certification(bundle) == (False, "bundleSha256 does not match the bundle")
-    cells = matrix.md_cell(matrix.row_cells(bundle, PROFILES)[5])
-    assert "DOES NOT MATCH" in cells
-    assert "(verified)" in matrix.md_cell(matrix.row_cells(loaded(tmp_path, good, "g2.json"), PROFILES)[5])
+    assert "bundleSha256 does not match" in bundle.assessment.reasons[0]
+    assert "DOES NOT MATCH" in matrix.md_cell(matrix.row_cells(bundle, PROFILES)[5])
 
 
 def test_without_provenance_fields_the_file_digest_is_shown(tmp_path):
     path = written(tmp_path, "old.json", bundle_dict())
-    bundle = matrix.load_bundle(path)
+    bundle = load_bundle(path)
     assert matrix.bundle_digest(bundle)[1] == "file sha256"
     assert matrix.host_build(bundle) is None and matrix.signing_key(bundle) is None
     assert matrix.evidence_tier(bundle) == "self"
@@ -198,7 +192,7 @@ def test_profile_cells_follow_the_profile_verdicts(tmp_path):
     cells = [matrix.md_cell(c) for c in matrix.row_cells(loaded(tmp_path, bundle), PROFILES)]
     assert cells[-3:] == ["partial: rfc0012.a, rfc0012.b … (3 in all)", "inapplicable", "partial"]
     assert cells[2] == "compaction · retention"  # advertised profiles
-    assert cells[7] == "no: INCOMPLETE"
+    assert cells[7].startswith("no: self-declared")
 
 
 # -- diff ------------------------------------------------------------------------------------------
@@ -271,8 +265,9 @@ def test_diff_command_exit_codes(tmp_path, capsys):
 # -- badges ----------------------------------------------------------------------------------------
 
 
-def test_badges_are_shields_endpoints_and_never_certify_a_partial_or_baselined_run(tmp_path):
-    for headline, partial in (("PARTIAL", True), ("BASELINED", False), ("CONFORMING", True)):
+def test_badges_are_shields_endpoints_and_never_certify_a_result_bundle(tmp_path):
+    cases = (("PARTIAL", True), ("BASELINED", False), ("CONFORMING", True), ("CONFORMING", False))
+    for headline, partial in cases:
         bundle = loaded(tmp_path, bundle_dict(headline=headline, partial=partial, certifiable=True))
         for document in badges.badges(bundle).values():
             assert set(document) == {"schemaVersion", "label", "message", "color"}
@@ -296,8 +291,8 @@ def test_badge_files_are_named_safely(tmp_path):
     assert headline == {
         "schemaVersion": 1,
         "label": "openwop memory",
-        "message": "certified",
-        "color": "brightgreen",
+        "message": "self-declared conforming",
+        "color": "lightgrey",
     }
 
 
@@ -343,9 +338,9 @@ def test_three_real_hosts(real_bundles, tmp_path, capsys):
     )
     rows = table_rows(out_md.read_text())
     assert len(rows) == 2 + 3
-    assert "**yes**: compaction" in rows[2] and rows[2].endswith("| certified |")
-    assert "no: NONCONFORMING" in rows[3] and "not certifiable: rfc0012.B.event-type" in rows[3]
-    assert "**yes**: no profile advertised" in rows[4] and rows[4].endswith("| inapplicable |")
+    assert "no: self-declared" in rows[2] and rows[2].endswith("| conformant (self-declared) |")
+    assert "no: self-declared" in rows[3] and "not certifiable: rfc0012.B.event-type" in rows[3]
+    assert "no: self-declared" in rows[4] and rows[4].endswith("| inapplicable |")
     page = out_html.read_text()
     assert page.count("<tr>") == 4 and "<script" not in page
 
@@ -364,9 +359,15 @@ def test_three_real_hosts(real_bundles, tmp_path, capsys):
         name: {p.name: json.loads(p.read_text())["message"] for p in (folder / name).iterdir()}
         for name in real_bundles
     }
-    host = badges.slug(matrix.host_name(matrix.load_bundle(clean)))
-    assert shown["clean"] == {f"{host}.json": "certified", f"{host}-compaction.json": "certified"}
-    assert shown["mutant"] == {f"{host}.json": "nonconforming", f"{host}-compaction.json": "not certifiable"}
+    host = badges.slug(matrix.host_name(load_bundle(clean)))
+    assert shown["clean"] == {
+        f"{host}.json": "self-declared conforming",
+        f"{host}-compaction.json": "conformant (self-declared)",
+    }
+    assert shown["mutant"] == {
+        f"{host}.json": "self-declared nonconforming",
+        f"{host}-compaction.json": "not certifiable",
+    }
     assert shown["no-memory"][f"{host}-compaction.json"] == "inapplicable"
     outputs = [out_md.read_text(), page, said, *(p.read_text() for p in folder.rglob("*.json"))]
     assert not [t for t in tokens for text in outputs if t in text]
@@ -397,8 +398,7 @@ def test_matrix_command_usage_errors(tmp_path, capsys):
 
 
 def test_diff_notes_bundles_graded_against_different_registries(tmp_path, capsys):
-    from conformance.bundle_diff import grading_notes
-    from conformance.matrix import load_bundle
+    from conformance.certify.diff import grading_notes
 
     a, b = bundle_dict(), bundle_dict()
     a["provenance"], b["provenance"] = {"registrySha256": "1" * 64}, {"registrySha256": "2" * 64}

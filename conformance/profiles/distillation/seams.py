@@ -8,8 +8,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.client import HostClient, Reply, parse_strict_json, path_segment
+from conformance.client import HostClient, Reply, path_segment
 from conformance.outcomes import Blocked
+from conformance.strict_json import parse_strict_json
 from conformance.surfaces import ABSENT, read_events
 
 DISTILL = "/v1/host/sample/memory/distill"

@@ -7,7 +7,8 @@ signature checked; without it the caller gets `SigningUnavailable` naming the ex
 Encodings follow `certification-bundle-v3.ts` (openwop/openwop): keys are PEM (PKCS#8 private,
 SubjectPublicKeyInfo public), a signature is the 64 raw Ed25519 bytes in unpadded base64url (86
 characters, the schema's `^[A-Za-z0-9_-]{86}$`). A public key may also be given as its 32 raw bytes
-in base64 or base64url, the form keys are published in.
+in base64 or base64url: the form a host publishes in discovery (`signingKeys[].publicKey`, unpadded
+base64url, `^[A-Za-z0-9_-]{43}$` in schemas/v2/capabilities.schema.json).
 """
 
 from __future__ import annotations
@@ -33,9 +34,11 @@ __all__ = [
     "b64url",
     "default_key_id",
     "generate",
+    "key_id_of",
     "load_private_key",
     "load_public_key",
     "public_key_of",
+    "published_form",
     "raw_public_key",
     "sign",
     "verify",
@@ -100,6 +103,16 @@ def generate(key_id: str | None = None) -> KeyPair:
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     ).decode("ascii")
     return KeyPair(key_id, private_pem, public_key_of(private_pem), base64.b64encode(raw).decode("ascii"))
+
+
+def key_id_of(private_pem: str) -> str:
+    """The default key id of a private key's public half (what `keygen` names its files by)."""
+    return default_key_id(raw_public_key(load_public_key(public_key_of(private_pem))))
+
+
+def published_form(public_key_text: str) -> str:
+    """A public key (PEM or raw base64) as discovery publishes it: 32 raw bytes, unpadded base64url."""
+    return b64url(raw_public_key(load_public_key(public_key_text)))
 
 
 def default_key_id(raw_public: bytes) -> str:

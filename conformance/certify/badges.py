@@ -12,41 +12,31 @@ name@version (or `--name`) made safe for a file name, so badges of several hosts
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.matrix import (
-    EXIT_OK,
-    EXIT_USAGE,
-    Bundle,
-    certification,
-    host_build,
-    host_name,
-    load_bundle,
-    profile_cell,
-    profile_names,
-    write_text,
-)
+from conformance.certify.bundles import Bundle
+from conformance.certify.matrix import host_build, host_name, profile_cell, profile_names, write_text
 from conformance.secrecy import scrub
 
 SCHEMA_VERSION = 1
 LABEL = "openwop memory"
 MESSAGE_LIMIT = 40
-HEADLINE_COLOURS = {
+STATUS_COLOURS = {
     "certified": "brightgreen",
-    "CONFORMING": "green",  # conforming but not certified (an unsigned signature block)
-    "INCOMPLETE": "yellow",
-    "BASELINED": "orange",
-    "PARTIAL": "lightgrey",
-    "NONCONFORMING": "red",
+    "not certified": "red",
+    "rejected": "red",
+    "unprovable": "yellow",
+    "self-declared": "lightgrey",
 }
 PROFILE_COLOURS = {
     "certified": "brightgreen",
-    "conformant": "green",
+    "self-declared": "lightgrey",
+    "unprovable": "yellow",
+    "rejected": "red",
+    "not-certified": "red",
     "partial": "yellow",
     "not-certifiable": "red",
     "inapplicable": "lightgrey",
@@ -67,16 +57,19 @@ def endpoint(label: str, message: str, color: str) -> dict[str, Any]:
 
 
 def headline_badge(bundle: Bundle) -> dict[str, Any]:
-    ok, _ = certification(bundle)
-    headline = str(bundle.verdict.get("headline") or "unknown")
-    message = "certified" if ok else headline.lower()
-    return endpoint(LABEL, message, HEADLINE_COLOURS.get("certified" if ok else headline, "lightgrey"))
+    """The bundle's status ("certified" only when certified); a self-declared result bundle adds its
+    own headline ("self-declared conforming")."""
+    status = bundle.status
+    message = status
+    if status == "self-declared" and not bundle.signed:
+        message = f"self-declared {str(bundle.verdict.get('headline') or 'unknown').lower()}"
+    return endpoint(LABEL, message, STATUS_COLOURS.get(status, "lightgrey"))
 
 
 def profile_badge(bundle: Bundle, profile: str) -> dict[str, Any]:
     """The profile's matrix cell without its gap list (a badge is one word or two)."""
-    _, css = profile_cell(bundle, profile)
-    message = css.replace("-", " ") if css != "none" else "not graded"
+    text, css = profile_cell(bundle, profile)
+    message = text.split(":", 1)[0]
     return endpoint(f"{LABEL} {profile}", message, PROFILE_COLOURS.get(css, "lightgrey"))
 
 
@@ -109,29 +102,3 @@ def write_badges(bundle: Bundle, folder: Path, name: str | None = None) -> list[
         write_text(target, scrub(json.dumps(document, ensure_ascii=False)) + "\n")
         written.append(target)
     return written
-
-
-def add_command(subparsers: argparse._SubParsersAction) -> None:
-    """Register `badge BUNDLE -o DIR`."""
-    parser = subparsers.add_parser(
-        "badge",
-        help="Write shields.io endpoint JSON for a bundle: the headline and one per profile.",
-        description="Write shields.io endpoint JSON files for a bundle into DIR: <host>.json (the "
-        "headline) and <host>-<profile>.json for each profile.",
-    )
-    parser.add_argument("bundle", type=Path, metavar="BUNDLE", help="A result bundle JSON file.")
-    parser.add_argument("-o", "--output", type=Path, required=True, metavar="DIR", help="Folder to write to.")
-    parser.add_argument("--name", help="The file-name stem instead of the host's name@version.")
-    parser.set_defaults(handler=badge_command)
-
-
-def badge_command(args: argparse.Namespace) -> int:
-    """0 when written, 4 when the file is not a bundle (BundleError, said by the CLI) or DIR is not a
-    folder."""
-    bundle = load_bundle(args.bundle)
-    if args.output.exists() and not args.output.is_dir():
-        print(f"badge: error: {args.output} exists and is not a folder", file=sys.stderr)
-        return EXIT_USAGE
-    for path in write_badges(bundle, args.output, args.name):
-        print(f"badge: {path}")
-    return EXIT_OK

@@ -29,10 +29,11 @@ from __future__ import annotations
 import argparse
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
-from conformance.matrix import EXIT_OK, Bundle, host_name, load_bundle
+from conformance.certify.bundles import Bundle, load_bundle
+from conformance.certify.matrix import EXIT_OK, host_name
+from conformance.certify.trust import Trust
 from conformance.outcomes import SEVERITY, Outcome
 from conformance.secrecy import scrub
 
@@ -110,6 +111,8 @@ def summary(a: Bundle, b: Bundle, changes: list[Change]) -> dict[str, Any]:
             "path": str(bundle.path),
             "host": host_name(bundle),
             "headline": bundle.verdict.get("headline"),
+            "status": bundle.status,
+            "statusReason": bundle.assessment.reasons[0] if bundle.assessment.reasons else None,
             "suite": (bundle.data.get("suite") or {}).get("version"),
         }
 
@@ -135,6 +138,10 @@ def grading_notes(a: Bundle, b: Bundle) -> list[str]:
     va, vb = (a.data.get("suite") or {}).get("version"), (b.data.get("suite") or {}).get("version")
     if va and vb and va != vb:
         notes.append(f"A and B were graded by different suite versions ({va}, {vb})")
+    for name, side in (("A", a), ("B", b)):
+        if not side.certified:
+            why = side.assessment.reasons[0] if side.assessment.reasons else ""
+            notes.append(f"{name} is {side.status}, not a certificate" + (f" ({why})" if why else ""))
     return notes
 
 
@@ -142,8 +149,8 @@ def text_lines(a: Bundle, b: Bundle, changes: list[Change]) -> list[str]:
     """The diff for a terminal or a CI log: one line per changed requirement, its reason indented."""
     found = regressions(changes)
     lines = [
-        f"A: {host_name(a)} {a.verdict.get('headline')} ({a.path})",
-        f"B: {host_name(b)} {b.verdict.get('headline')} ({b.path})",
+        f"A: {host_name(a)} {a.verdict.get('headline')}, {a.status} ({a.path})",
+        f"B: {host_name(b)} {b.verdict.get('headline')}, {b.status} ({b.path})",
     ]
     lines += [f"note: {note}" for note in grading_notes(a, b)]
     lines += [f"profile {p['profile']}: {p['before']} -> {p['after']}" for p in profile_changes(a, b)]
@@ -163,23 +170,9 @@ def text_lines(a: Bundle, b: Bundle, changes: list[Change]) -> list[str]:
     return lines
 
 
-def add_command(subparsers: argparse._SubParsersAction) -> None:
-    """Register `diff A B [--json]`."""
-    parser = subparsers.add_parser(
-        "diff",
-        help="Compare two result bundles requirement by requirement; exit 1 on a regression.",
-        description="Compare two result bundles requirement by requirement, regressions first. Exit 1 "
-        "when B is worse than A on any requirement, or no longer grades one that A graded.",
-    )
-    parser.add_argument("a", type=Path, metavar="A.json", help="The earlier (reference) bundle.")
-    parser.add_argument("b", type=Path, metavar="B.json", help="The later bundle.")
-    parser.add_argument("--json", dest="as_json", action="store_true", help="Print the diff as JSON.")
-    parser.set_defaults(handler=diff_command)
-
-
-def diff_command(args: argparse.Namespace) -> int:
+def diff_command(args: argparse.Namespace, reader: Trust) -> int:
     """0 no regression, 1 a regression, 4 a file that is not a bundle (BundleError, said by the CLI)."""
-    a, b = load_bundle(args.a), load_bundle(args.b)
+    a, b = load_bundle(args.a, reader), load_bundle(args.b, reader)
     changes = compare(a, b)
     if args.as_json:
         print(scrub(json.dumps(summary(a, b, changes), indent=2, ensure_ascii=False)))

@@ -1,9 +1,11 @@
-"""The interop matrix: one row per result bundle, in the columns of OpenWOP's INTEROP-MATRIX.md, as
-Markdown and as one self-contained HTML file; and the `matrix`, `diff` and `badge` commands.
+"""The interop matrix: one row per bundle, in the columns of OpenWOP's INTEROP-MATRIX.md, as Markdown
+and as one self-contained HTML file.
 
 Why a matrix from bundles and not from a run: the matrix is the published claim ("this host, this
 suite, these profiles"), and a claim a reader can check must rest on the evidence file alone. Every
-cell is read from the bundle; nothing is re-graded here.
+cell is read from the bundle; nothing is re-graded here. What a row may be called (certified, not
+certified, rejected, unprovable, self-declared) is decided once, in conformance/certify/trust.py, for
+the keys the maintainer trusts; a field no signature covers is marked unauthenticated.
 
 The columns (OpenWOP's, with this suite's outcomes):
 
@@ -18,38 +20,31 @@ The columns (OpenWOP's, with this suite's outcomes):
                          UNSUPPORTED, skipped = DISABLED and NOT-RUN (nothing was observed)
     Bundle               file name, its digest (`bundleSha256`, checked against the bundle, else the
                          SHA-256 of the file) and the signing key id when signed
-    Evidence tier        the bundle's own `evidenceTier` (self | steward | independent), else "self":
-                         whoever ran the suite cut the bundle, and nothing in it attests otherwise
-    Certified            see `certified`
-    one cell per profile the profile's verdict (conformant, partial, not certifiable, inapplicable)
+    Evidence tier        the signed identity row's tier (self | steward), else "self": whoever ran the
+                         suite cut the bundle, and nothing in it attests otherwise
+    Certified            the bundle's status and why (conformance/certify/trust.py)
+    one cell per profile "certified" only in a certified bundle; otherwise the verdict its rows give
+                         (conformant, partial, not certifiable, inapplicable), said to be self-declared
+                         or unproven when the bundle is not certified
 """
 
 from __future__ import annotations
 
-import argparse
-import hashlib
 import html
-import json
 import re
-import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import rfc8785
-
-from conformance import signed_view
+from conformance.certify.bundles import Bundle, digest_holds
 from conformance.provenance import DIGEST_FIELD
-from conformance.provenance import bundle_digest as recompute_digest
 from conformance.requirements import GRADED_PROFILES
 from conformance.secrecy import scrub
 
 EXIT_OK = 0
 EXIT_USAGE = 4
 DIGEST_SHOWN = 12
-HEADLINE_CERTIFIES = "CONFORMING"
-CONFORMING_OUTCOMES = frozenset({"PASS", "WARN", "UNSUPPORTED"})  # what rows a CONFORMING run can have
 DEFAULT_TIER = "self"
 # Rows -> the matrix's five counts; every outcome lands in exactly one.
 COUNTED = {
@@ -69,49 +64,6 @@ COLUMNS = (
     "Evidence tier",
     "Certified",
 )
-
-
-class BundleError(Exception):
-    """A file given as a bundle is unreadable or not a result bundle: a usage error (exit 4)."""
-
-
-@dataclass
-class Bundle:
-    """A result bundle as read from disk, with what the matrix needs about the file itself."""
-
-    path: Path
-    data: dict[str, Any]
-    file_sha256: str = field(default="")
-
-    @property
-    def rows(self) -> list[dict[str, Any]]:
-        return self.data.get("requirements") or []
-
-    @property
-    def verdict(self) -> dict[str, Any]:
-        return self.data.get("verdict") or {}
-
-
-def load_bundle(path: str | Path, public_keys: Iterable[str] = ()) -> Bundle:
-    """Read a bundle; the two fields every view needs (rows and verdict) must be there and typed. A
-    signed certification bundle v3 is read through conformance/signed_view.py: verified against
-    `public_keys` (PEM or raw base64 texts), and certified only when one of them checks it."""
-    source = Path(path)
-    try:
-        raw = source.read_bytes()
-        data = json.loads(raw)
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{source}: not a readable JSON file ({exc.__class__.__name__})") from None
-    if not isinstance(data, dict):
-        raise BundleError(f"{source}: not a result bundle (a JSON object is expected)")
-    if signed_view.is_v3(data):
-        data = signed_view.native_view(data, signed_view.verified_problems(data, public_keys))
-    rows, verdict = data.get("requirements"), data.get("verdict")
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and "id" in r for r in rows):
-        raise BundleError(f"{source}: not a result bundle (no `requirements` rows with ids)")
-    if not isinstance(verdict, dict):
-        raise BundleError(f"{source}: not a result bundle (no `verdict` object)")
-    return Bundle(source, data, hashlib.sha256(raw).hexdigest())
 
 
 # -- what each cell says ---------------------------------------------------------------------------
@@ -204,34 +156,12 @@ def bundle_digest(bundle: Bundle) -> tuple[str, str]:
     return (str(own), DIGEST_FIELD) if own else (bundle.file_sha256, "file sha256")
 
 
-def digest_holds(bundle: Bundle) -> bool | None:
-    """Whether `bundleSha256` is the digest of the rest of the bundle (None: the bundle has none).
-    Why check it here: an edited verdict in a bundle that still carries its old digest must not be
-    shown as a certificate."""
-    own = bundle.data.get(DIGEST_FIELD)
-    if not own:
-        return None
-    try:
-        return own == recompute_digest(bundle.data)
-    except (rfc8785.CanonicalizationError, ValueError, TypeError):
-        return False
-
-
 def signature(bundle: Bundle) -> dict[str, Any] | None:
-    """The signature block; None for an unsigned bundle (no `signature` key, or null). A block that is
-    not an object reads as empty, so that it cannot certify."""
+    """The signature block; None for an unsigned bundle. A block that is not an object reads as empty."""
     block = bundle.data.get("signature")
     if block is None:
         return None
     return block if isinstance(block, dict) else {}
-
-
-def signature_value(block: dict[str, Any]) -> str | None:
-    """The signature bytes (base64) of a signature block: v3 calls the field `sig`."""
-    for key in ("sig", "signature", "value"):
-        if isinstance(block.get(key), str) and block[key]:
-            return block[key]
-    return None
 
 
 def signing_key(bundle: Bundle) -> str | None:
@@ -243,50 +173,9 @@ def evidence_tier(bundle: Bundle) -> str:
     return str(bundle.data.get("evidenceTier") or DEFAULT_TIER)
 
 
-def certification(bundle: Bundle) -> tuple[bool, str]:
-    """(certified, why not): a bundle is certified exactly when all of these hold:
-
-    - `verdict.certifiable` is true and `verdict.headline` is CONFORMING, so no PARTIAL, BASELINED,
-      INCOMPLETE or NONCONFORMING run ever certifies, whatever `certifiable` says;
-    - `selection.partial` is not true (a run that graded part of its scope proves nothing of the rest);
-    - every row is PASS, WARN or UNSUPPORTED, as a CONFORMING headline implies (conformance/headline.py),
-      so a bundle without a digest whose headline was edited does not certify either;
-    - when the bundle carries `bundleSha256`, it is the digest of the rest of the bundle (`digest_holds`);
-    - when the bundle has a `signature` key at all, it is an object carrying a non-empty signature
-      value (`sig`, as OpenWOP's v3 names it; `signature` or `value` are read too). The signature is
-      NOT verified here: that needs the host's public key and is the job of `verify`; the matrix
-      only refuses a bundle that claims to be signed and is not.
-    """
-    verdict = bundle.verdict
-    headline = verdict.get("headline")
-    if headline != HEADLINE_CERTIFIES:
-        return False, str(headline or "no headline")
-    if verdict.get("certifiable") is not True:
-        return False, "verdict not certifiable"
-    if (bundle.data.get("selection") or {}).get("partial"):
-        return False, "partial run"
-    against = next((r for r in bundle.rows if r.get("outcome") not in CONFORMING_OUTCOMES), None)
-    if against is not None:
-        return False, f"rows disagree with the headline ({against['id']} is {against.get('outcome')})"
-    if digest_holds(bundle) is False:
-        return False, f"{DIGEST_FIELD} does not match the bundle"
-    block = signature(bundle)
-    if block is not None and not signature_value(block):
-        return False, "signature block without a signature"
-    return True, ""
-
-
-def certified(bundle: Bundle) -> bool:
-    """See `certification`."""
-    return certification(bundle)[0]
-
-
 def certified_profiles(bundle: Bundle) -> list[str]:
-    """The advertised profiles that are conformant in a certified bundle (none otherwise)."""
-    if not certified(bundle):
-        return []
-    verdicts = profile_verdicts(bundle)
-    return [p for p in advertised_profiles(bundle) if verdicts[p].get("verdict") == "conformant"]
+    """The profiles a certified bundle certifies (none for any other status)."""
+    return bundle.assessment.certified_profiles if bundle.certified else []
 
 
 def profile_names(bundles: Iterable[Bundle]) -> list[str]:
@@ -298,16 +187,21 @@ def profile_names(bundles: Iterable[Bundle]) -> list[str]:
 
 
 def profile_cell(bundle: Bundle, profile: str) -> tuple[str, str]:
-    """(text, verdict class) of one profile cell: the verdict, and the first ids it lists (the failing
-    ones when not certifiable, else the unobserved ones); "certified" in a certified bundle."""
+    """(text, verdict class) of one profile cell: "certified" in a certified bundle that certifies the
+    profile; otherwise the verdict its rows give and its first ids (the failing ones when not
+    certifiable, else the unobserved ones), qualified by the bundle's status when that is not
+    certified, so no self-declared or unproven cell reads as a certificate."""
     entry = profile_verdicts(bundle).get(profile)
     if entry is None:
         return "not graded", "none"
-    verdict = str(entry.get("verdict") or "unknown")
-    listed = entry.get("gaps") or []
     if profile in certified_profiles(bundle):
         return "certified", "certified"
-    return verdict + (f": {_first(listed)}" if listed else ""), verdict.replace(" ", "-")
+    verdict = str(entry.get("verdict") or "unknown")
+    listed = entry.get("gaps") or []
+    text = verdict + (f": {_first(listed)}" if listed else "")
+    if verdict == "conformant":
+        return f"{verdict} ({bundle.status})", bundle.status.replace(" ", "-")
+    return text, verdict.replace(" ", "-")
 
 
 def _first(ids: Sequence[Any], shown: int = 2) -> str:
@@ -347,6 +241,8 @@ def row_cells(bundle: Bundle, profiles: Sequence[str]) -> list[Cell]:
 
 def _host_parts(bundle: Bundle) -> list[tuple[str, str]]:
     parts = [("strong", host_name(bundle)), ("text", f" {host_where(bundle)}")]
+    if "host" in (bundle.data.get("unauthenticated") or []):
+        parts.append(("text", " (unauthenticated: outside the signature)"))
     build = host_build(bundle)
     return parts + ([("text", ", build "), ("code", build)] if build else [])
 
@@ -365,18 +261,19 @@ def _bundle_cell(bundle: Bundle) -> Cell:
     digest, kind = bundle_digest(bundle)
     key = signing_key(bundle)
     parts = [("code", bundle.path.name), ("text", f" {kind} "), ("code", digest[:DIGEST_SHOWN])]
-    holds = digest_holds(bundle)
+    holds = digest_holds(bundle.data) if not bundle.signed else None
     parts += [] if holds is None else [("text", " (verified)" if holds else " (DOES NOT MATCH)")]
     parts += [("text", ", signed "), ("code", key)] if key else [("text", ", unsigned")]
     return Cell(parts, title=digest)
 
 
 def _certified_cell(bundle: Bundle) -> Cell:
-    ok, why = certification(bundle)
-    if not ok:
-        return Cell([("text", f"no: {why}")], css="not-certified")
-    held = " · ".join(certified_profiles(bundle)) or "no profile advertised (discovery and common rows only)"
-    return Cell([("strong", "yes"), ("text", f": {held}")], css="certified")
+    status = bundle.assessment
+    if bundle.certified:
+        held = " · ".join(certified_profiles(bundle))
+        return Cell([("strong", "yes"), ("text", f": {held}; {status.reasons[0]}")], css="certified")
+    why = status.reasons[0] if status.reasons else ""
+    return Cell([("text", f"no: {status.status}" + (f": {why}" if why else ""))], css="not-certified")
 
 
 def headers(profiles: Sequence[str]) -> list[str]:
@@ -436,15 +333,21 @@ def render_markdown(bundles: Sequence[Bundle], title: str = "Interop matrix") ->
 
 
 LEGEND = (
-    "**Certified**: the verdict is CONFORMING and certifiable, the run was not partial, its "
-    "`bundleSha256`, when present, matches it, and a signature block, when there is one, carries a "
-    "signature (its key is not checked here). A partial, baselined or incomplete run is never certified.",
+    "**Certified**: yes only for a signed certification bundle whose signature verifies under a key "
+    "the maintainer trusts (`--pubkey`, `--keyring`, a `--host-discovery` document, or the key the "
+    "host published in its captured discovery document) and whose rows are intact and certify a "
+    "profile. Otherwise: not certified (intact, certifies nothing), rejected (something is broken), "
+    "unprovable (signed by a key nobody trusted publishes: integrity only), or self-declared "
+    "(unsigned, such as a result bundle).",
     "**pass / fail / blocked / inapplicable / skipped** count requirement rows: pass = PASS and WARN, "
     "fail = FAIL, ERROR and BASELINED, blocked = BLOCKED, inapplicable = UNSUPPORTED (the host does not "
     "advertise it; not a failure), skipped = DISABLED and NOT-RUN.",
-    "**Evidence tier** is the bundle's own field; `self` when absent: whoever ran the suite cut the bundle.",
-    "**Profile cells**: certified, conformant, partial (advertised but not all observed), not certifiable "
-    "(a failure or a partial run), inapplicable (not advertised); the gap ids are in the bundle.",
+    "**Evidence tier** is the tier the signed identity row records; `self` when absent: whoever ran the "
+    "suite cut the bundle.",
+    "**Profile cells**: certified (in a certified bundle only); otherwise the verdict the rows give: "
+    "conformant, partial (advertised but not all observed), not certifiable (a failure or a partial "
+    "run), inapplicable (not advertised), with the bundle's status beside a conformant verdict that "
+    "is not certified. A field marked unauthenticated lies outside every signature.",
 )
 
 
@@ -459,7 +362,8 @@ th,td{border:1px solid #d0d7de;padding:.4em .6em;vertical-align:top;text-align:l
 th{background:#f6f8fa}
 code{font:12px ui-monospace,monospace;background:#f6f8fa;padding:0 .2em;overflow-wrap:anywhere}
 .certified{background:#dafbe1}.conformant{background:#eefbe9}
-.partial{background:#fff8c5}.not-certifiable,.not-certified{background:#ffebe9}
+.partial,.self-declared,.unprovable{background:#fff8c5}
+.not-certifiable,.not-certified,.rejected{background:#ffebe9}
 .inapplicable,.none{background:#f6f8fa;color:#57606a}
 li{margin:.3em 0}
 """
@@ -504,68 +408,6 @@ def _md_bold_to_html(line: str) -> str:
     escaped = html.escape(line)
     escaped = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escaped)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", escaped)
-
-
-# -- the commands ----------------------------------------------------------------------------------
-
-
-def add_commands(subparsers: argparse._SubParsersAction) -> None:
-    """Register `matrix combine`, `diff` and `badge` on the CLI's sub-commands; each sets `handler`,
-    a function of the parsed arguments returning the exit code."""
-    from conformance import badges, bundle_diff  # they import this module: registered here, not above
-
-    matrix = subparsers.add_parser(
-        "matrix",
-        help="Combine result bundles into an interop matrix (Markdown, and HTML).",
-        description="Combine result bundles into an interop matrix: one row per bundle, one cell per "
-        "profile.",
-    )
-    matrix.set_defaults(handler=lambda args: _usage(matrix))
-    actions = matrix.add_subparsers(dest="matrix_command", metavar="COMMAND")
-    combine = actions.add_parser(
-        "combine",
-        help="Write the matrix of these bundles as Markdown (and as one HTML file).",
-        description="Write the matrix of these bundles as Markdown (and, with --html, as one HTML file).",
-    )
-    combine.add_argument("bundles", nargs="+", type=Path, metavar="BUNDLE", help="Result bundle JSON files.")
-    combine.add_argument("-o", "--output", type=Path, required=True, metavar="OUT.md", help="Markdown file.")
-    combine.add_argument("--html", type=Path, metavar="OUT.html", help="Also write a single-file HTML view.")
-    combine.add_argument(
-        "--title", default="Interop matrix", help="The page title. [default: Interop matrix]"
-    )
-    combine.add_argument(
-        "--pubkey",
-        action="append",
-        default=[],
-        type=Path,
-        metavar="KEY.pub.pem",
-        help="A public key signed v3 bundles are checked against (repeatable); a signed bundle no key "
-        "checks is never certified.",
-    )
-    combine.set_defaults(handler=combine_command)
-    bundle_diff.add_command(subparsers)
-    badges.add_command(subparsers)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_usage(sys.stderr)
-    return EXIT_USAGE
-
-
-def combine_command(args: argparse.Namespace) -> int:
-    """`matrix combine`: 0 when written, 4 when a file is not a bundle."""
-    try:
-        keys = [key.read_text(encoding="utf-8") for key in args.pubkey]
-    except OSError as exc:
-        print(f"matrix: error: cannot read a --pubkey file ({exc.strerror})", file=sys.stderr)
-        return EXIT_USAGE
-    bundles = [load_bundle(path, keys) for path in args.bundles]  # BundleError: said by the CLI
-    write_text(args.output, render_markdown(bundles, args.title))
-    print(f"matrix: {len(bundles)} bundles -> {args.output}")
-    if args.html:
-        write_text(args.html, render_html(bundles, args.title))
-        print(f"matrix: HTML view -> {args.html}")
-    return EXIT_OK
 
 
 def write_text(path: Path, text: str) -> None:
