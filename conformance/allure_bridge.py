@@ -194,7 +194,7 @@ def labels(payload: dict[str, Any]) -> list[tuple[str, str]]:
     if payload["outcome"] in TAGGED:
         found.append(("tag", payload["outcome"]))
     levels = []
-    for row in payload["requirements"]:
+    for row in (r for r in payload["requirements"] if not r.get("implicit")):
         found.append(("requirement", row["id"]))
         found.append(("story", row["id"]))
         registered = _registered(row["id"])
@@ -218,7 +218,7 @@ def labels(payload: dict[str, Any]) -> list[tuple[str, str]]:
 def links(payload: dict[str, Any]) -> list[tuple[str, str]]:
     """(name, url) per requirement and OpenWOP document it cites: "rfc0012.B.event-type: RFC 0012 §B"."""
     found: list[tuple[str, str]] = []
-    for row in payload["requirements"]:
+    for row in (r for r in payload["requirements"] if not r.get("implicit")):
         registered = _registered(row["id"])
         for link in spec_links(registered.section) if registered else ():
             found.append((f"{row['id']}: {link.name}", link.url))

@@ -33,7 +33,7 @@ from urllib.parse import quote
 import httpcore
 import httpx
 
-from conformance import exchanges
+from conformance import exchanges, invariants
 from conformance.exchanges import Exchange
 from conformance.outcomes import HostError, HostFailure
 from conformance.secrecy import Secret
@@ -90,9 +90,11 @@ class HostClient:
         token: Secret | None,
         timeout: float,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        tenant: str | None = "a",
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.token = token
+        self.tenant = tenant  # whose answers these are, for the invariants (conformance/invariants.py)
         self.timeout = timeout
         self.max_answer_bytes = max_answer_bytes
         self._http = httpx.Client(
@@ -105,9 +107,9 @@ class HostClient:
     def close(self) -> None:
         self._http.close()
 
-    def with_token(self, token: Secret | None) -> HostClient:
-        """A client for another credential (e.g. tenant B) on the same host."""
-        return HostClient(self.base_url, token, self.timeout, self.max_answer_bytes)
+    def with_token(self, token: Secret | None, tenant: str | None = None) -> HostClient:
+        """A client for another credential on the same host (`tenant="b"` for tenant B's key)."""
+        return HostClient(self.base_url, token, self.timeout, self.max_answer_bytes, tenant)
 
     def request(
         self,
@@ -137,8 +139,11 @@ class HostClient:
             exchanges.record(Exchange(method, path, None, _excerpt_of(content)))
             raise
         text = _text(data, answer_headers)
-        exchanges.record(Exchange(method, path, status, _excerpt_of(content), text[: exchanges.EXCERPT]))
         body, problem = _body(data)
+        tenant = self.tenant if token is _DEFAULT else None  # another key: nobody's data
+        scan = invariants.observe(tenant, method, path, status, _scanned(text, body), _sent(content))
+        excerpt = text[: exchanges.EXCERPT]
+        exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant, scan))
         if status >= 500 and not allow_5xx:
             message = f"{where}: host answered {status} ({_error_excerpt(body, text)})"
             raise (HostFailure if status in FAILING_5XX else HostError)(message)
@@ -189,6 +194,18 @@ class HostClient:
             raise HostError(f"{where}: transport failure ({type(exc).__name__})") from None
         finally:
             _DEADLINE.reset(reset)
+
+
+def _scanned(text: str, body: Any) -> str:
+    """What the invariants read: a JSON answer with its escapes undone (a secret written as
+    `\\u0073k_…` is still the secret), any other answer as it came."""
+    return json.dumps(body, ensure_ascii=False) if body is not None else text
+
+
+def _sent(content: bytes | str | None) -> str:
+    if content is None:
+        return ""
+    return content.decode("utf-8", "replace") if isinstance(content, bytes) else content
 
 
 def _excerpt_of(content: bytes | str | None) -> str | None:

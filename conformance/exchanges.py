@@ -13,8 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from conformance.evidence import SURFACE_ROUTES
+
+if TYPE_CHECKING:
+    from conformance.invariants import Scan
 
 EXCERPT = 2000  # characters of a request or answer body kept for reports (bounded, scrubbed later)
 LOG_LIMIT = 400  # exchanges kept per log: the latest ones
@@ -27,6 +31,8 @@ class Exchange:
     status: int | None  # None: no answer (refused, reset, past the deadline)
     sent: str | None = None  # an excerpt of the request body
     answer: str | None = None  # an excerpt of the answer body
+    tenant: str | None = None  # "a", "b", or None for any other credential (conformance/client.py)
+    scan: Scan | None = None  # what the invariants found in the whole answer (conformance/invariants.py)
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} → {self.status if self.status is not None else 'no answer'}"
@@ -48,8 +54,9 @@ def record(exchange: Exchange) -> None:
     log = _LOG.get()
     if log is not None:
         log.append(exchange)
-        if len(log) > LOG_LIMIT:
-            del log[: len(log) - LOG_LIMIT]
+        if len(log) > LOG_LIMIT:  # the oldest go first, but never one that broke an invariant
+            kept = [e for e in log[: len(log) - LOG_LIMIT] if e.scan is not None and e.scan.findings]
+            log[:] = kept[-LOG_LIMIT // 4 :] + log[len(log) - LOG_LIMIT :]
 
 
 @contextmanager

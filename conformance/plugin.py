@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conformance import exchanges, requirements, selection
+from conformance import exchanges, invariants, requirements, selection
 from conformance.baseline import Baseline, BaselineError
 from conformance.baseline import load as load_baseline
 from conformance.client import HostClient
@@ -77,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
     options = read_options(config)
     config.stash[OPTIONS] = options
     config.stash[RUN] = RunRecord()
+    invariants.reset()
     try:
         config.stash[BASELINE] = load_baseline(options.baseline) if options.baseline else None
     except BaselineError as exc:
@@ -166,7 +167,7 @@ def _credentials(
     if token_b is None:
         return tenant_a, None
     return tenant_a, Credential(
-        client.with_token(token_b), "--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY"
+        client.with_token(token_b, tenant="b"), "--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY"
     )
 
 
@@ -299,8 +300,26 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     ids = declared(item)
     exchanges.start_test_log()
     if ids:
+        implicit = _implicit(item, ids)
+        every = (*ids, *(rid for rid in implicit if rid not in ids))
         disabled = item.config.stash[OPTIONS].disabled
-        item.stash[VERDICT] = Verdict(ids, {k: v for k, v in disabled.items() if k in ids})
+        item.stash[VERDICT] = Verdict(
+            every, {k: v for k, v in disabled.items() if k in every}, implicit=implicit
+        )
+
+
+def _implicit(item: pytest.Item, ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The invariants every bundled scenario grades from its answers (conformance/invariants.py) that
+    this test does not declare itself, unless the run was narrowed to other requirements
+    (`--requirement`, or `-m`/`-k`, which select requirements by their markers and ids)."""
+    if not Path(str(item.path)).is_relative_to(scenarios_dir()):
+        return ()
+    option = item.config.option
+    if getattr(option, "markexpr", "") or getattr(option, "keyword", ""):
+        return ()
+    wanted = item.config.stash[OPTIONS].requirements
+    chosen = selection.matching(wanted) if wanted else None
+    return tuple(rid for rid in invariants.IMPLICIT if rid not in ids and (chosen is None or rid in chosen))
 
 
 # -- outcomes ------------------------------------------------------------------------------------
@@ -317,6 +336,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     verdict = item.stash.get(VERDICT, None)
     graded = None
     if verdict is not None and call.when == "call":
+        invariants.grade(verdict, exchanges.current())
         stop, error = _classify(call.excinfo, verdict)
         graded = _grade(item, verdict, stop, error)
         if graded.outcome is Outcome.FAIL and not graded.keep_traceback and graded.fails_run:
@@ -397,7 +417,11 @@ def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error
         "outcome": outcome.value,
         "reason": reason,
         "message": text or None,
-        "requirements": [_requirement_payload(r, messages.get(r.id), options.host_url) for r in results],
+        "requirements": [
+            _requirement_payload(r, messages.get(r.id), options.host_url)
+            | ({"implicit": True} if r.id not in declared(item) else {})
+            for r in results
+        ],
     }
     return Graded(
         outcome,

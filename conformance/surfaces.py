@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from conformance import invariants
 from conformance.client import HostClient, Reply, path_segment
 from conformance.outcomes import Blocked
 
@@ -50,6 +51,7 @@ class MemorySurfaces:
             return False
         if reply.status not in (200, 201):
             raise Blocked(f"secret registration seam answered {reply.status} {brief(reply)}")
+        invariants.plant_secret(secret_id, value, bound=True)  # the host knows it now: SR-1 binds
         return True
 
 

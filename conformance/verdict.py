@@ -64,6 +64,9 @@ class Verdict:
     records: list[CheckRecord] = field(default_factory=list)
     marked: dict[str, tuple[Outcome, str]] = field(default_factory=dict)
     ignored: dict[str, str] = field(default_factory=dict)
+    # Ids graded from what every answer showed (conformance/invariants.py), whatever the test was
+    # about: graded apart from how the test ended, and left out when no answer was evidence for them.
+    implicit: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for requirement_id in self.declared:
@@ -109,7 +112,16 @@ class Verdict:
         return [r for r in self.records if not r.passed]
 
     def resolve(self, stop: ScenarioStop | None, error: str | None) -> list[RequirementResult]:
-        return [_explained(self._resolve_one(rid, stop, error), self.records) for rid in self.declared]
+        results = []
+        for rid in self.declared:
+            if rid in self.implicit and not self._graded(rid):
+                continue
+            ended = (None, None) if rid in self.implicit else (stop, error)
+            results.append(_explained(self._resolve_one(rid, *ended), self.records))
+        return results
+
+    def _graded(self, rid: str) -> bool:
+        return rid in self.disabled or rid in self.marked or any(r.requirement == rid for r in self.records)
 
     def _resolve_one(self, rid: str, stop: ScenarioStop | None, error: str | None) -> RequirementResult:
         spec = requirements.get(rid)

@@ -70,7 +70,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "registered secrets not redacted",
         _scrubber(RegistryIgnored),
-    ),
+    ).also({"sr1.no-planted-secret-anywhere": "FAIL"}),  # the registered value in the seam's answer
     mutant(
         "corpus-overfit",
         "rfc0012.D.generated-shapes",

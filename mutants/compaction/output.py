@@ -96,6 +96,7 @@ MUTANTS: tuple[Mutant, ...] = (
             "rfc0012.D.no-secret-readback": "FAIL",
             "rfc0012.D.registered-secret-redacted": "FAIL",
             "rfc0012.D.split-secret": "FAIL",
+            "sr1.no-planted-secret-anywhere": "FAIL",  # the registered value in the seam's answer
         }
     ),
     mutant(

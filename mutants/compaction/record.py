@@ -36,6 +36,21 @@ class EventNotLogged(CompactionRecord):
         super().write(store, dataclasses.replace(write, event_payload=None), now)
 
 
+class EventLogsRawSources(CompactionRecord):
+    """The answer and the output are redacted; the event written to the log carries the raw text of
+    the sources it collapsed (the wire-level `memory.compacted` event carries no content at all)."""
+
+    def content(self, echoed: str, sources: Sequence[Entry]) -> str:
+        self.raw = [s.content for s in sources]
+        return echoed
+
+    def write(self, store: MemoryStore, write: CompactionWrite, now: datetime) -> None:
+        if write.event_payload is not None:
+            logged = {**write.event_payload, "sourceText": getattr(self, "raw", [])}
+            write = dataclasses.replace(write, event_payload=logged)
+        super().write(store, write, now)
+
+
 class OutputNotPersisted(CompactionRecord):
     """Only the event is logged: no output entry, no lineage, the sources stay unclaimed."""
 
@@ -67,6 +82,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "WARN",
         "persisted content differs from the echo",
         replacing(compaction_record=EditedAfterTheEvent),
+    ),
+    mutant(
+        "event-logs-raw-sources",
+        "sr1.no-planted-secret-anywhere",
+        "FAIL",
+        "the logged memory.compacted event carries the sources' raw text; answer and output redacted",
+        replacing(compaction_record=EventLogsRawSources),
     ),
     mutant(
         "redact-echo-only",

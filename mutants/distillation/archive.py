@@ -105,5 +105,5 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "archive GET ignores the tenant",
         replacing(archive_store=archives_as(TenantBlindArchives)),
-    ),
+    ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's archive, naming A's memoryRef, answered to B
 )

@@ -57,7 +57,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "distillation skips the harness",
         replacing(distill_scrub=NoRedaction),
     ).also(
-        {"rfc0062.B3.canary": "FAIL", "rfc0062.B3.markers-present": "FAIL", "rfc0062.B3.split-secret": "FAIL"}
+        {
+            "rfc0062.B3.canary": "FAIL",
+            "rfc0062.B3.markers-present": "FAIL",
+            "rfc0062.B3.split-secret": "FAIL",
+            # the canary, a secret every host must redact, in the seam's answer and the archive
+            "sr1.no-planted-secret-anywhere": "FAIL",
+        }
     ),
     mutant(
         "distill-canary-leak",
@@ -65,7 +71,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "the canary source is never scrubbed",
         replacing(distill_scrub=CanaryUnscrubbed),
-    ),
+    ).also({"sr1.no-planted-secret-anywhere": "FAIL"}),
     mutant(
         "distill-strip-secrets",
         "rfc0062.B3.markers-present",

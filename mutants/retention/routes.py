@@ -198,7 +198,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "the retention listing ignores the caller's tenant",
         seams(LeakyListing),
-    ),
+    ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's memory ids in B's listing
     mutant(
         "retention-block-invalid",
         "p11.profile.block-valid",

@@ -73,6 +73,17 @@ class EveryTenantReadable(ReadRoute):
         return merged[:count], encode_cursor(last.created_at, last.row_id) if more and last else None
 
 
+class EventsOfTheFirstTenant(ReadRoute):
+    """Every event-log read is answered from the first configured tenant's log, whoever asks."""
+
+    def __init__(self, store: Any, tenants: Sequence[str]) -> None:
+        super().__init__(store)
+        self.first = tenants[0]
+
+    def list_events(self, tenant: str, **options: Any) -> list[dict[str, object]]:
+        return self.store.list_events(self.first, **options)
+
+
 def reading_through(wrap: Callable[[Assembly, Any], Any]) -> Callable[[Assembly], Assembly]:
     """Wrap the store every route uses (around whatever wrapper is already there)."""
 
@@ -96,10 +107,17 @@ MUTANTS: tuple[Mutant, ...] = (
         reading_through(lambda _host, store: ExpiredStillReadable(store)),
     ),
     mutant(
+        "tenant-b-reads-a-events",
+        "cti1.no-cross-tenant-data",
+        "FAIL",
+        "the event log answers every tenant from the first tenant's log",
+        reading_through(lambda host, store: EventsOfTheFirstTenant(store, _tenants(host))),
+    ),
+    mutant(
         "tenant-leak-read",
         "rfc0012.E.tenant-read-isolated",
         "FAIL",
         "reads ignore the caller's tenant",
         reading_through(lambda host, store: EveryTenantReadable(store, _tenants(host))),
-    ),
+    ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's entries answered to B
 )

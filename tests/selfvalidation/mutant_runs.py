@@ -194,17 +194,25 @@ def _text(graded: Graded | None) -> str:
 
 
 def compare(
-    expected: Mapping[str, str], clean: Mapping[str, Graded], got: Mapping[str, Graded]
+    expected: Mapping[str, str],
+    clean: Mapping[str, Graded],
+    got: Mapping[str, Graded],
+    overall: Mapping[str, Graded] | None = None,
 ) -> Comparison:
     """Each expected requirement must have its expected outcome; every other one its clean outcome.
 
     Assertion counts of undeclared requirements may move (a driver that sees one event instead of two
     still grades the same way); a verdict may not. Counts are held fixed across refactors by
-    `bench/verdict_diff.py` instead."""
+    `bench/verdict_diff.py` instead. A requirement these modules did not grade on the clean host is
+    compared with its outcome on the clean host's full run (`overall`): the invariants are graded
+    from whatever answers a run sees, and a defect that makes a module see one more (an error
+    answer, say) has not changed their verdict when it stays the clean host's."""
     missed = []
     unexpected: dict[str, tuple[Graded | None, Graded | None]] = {}
     for rid in sorted(set(expected) | set(clean) | set(got)):
         before, after = clean.get(rid), got.get(rid)
+        if before is None and overall is not None and rid not in expected:
+            before = overall.get(rid) if after is not None else None
         if rid in expected:
             if after is None or after.outcome != expected[rid]:
                 missed.append(f"{rid}: {_text(before)} -> {_text(after)} (declared {expected[rid]})")

@@ -104,10 +104,10 @@ def _expected(name: str) -> dict[str, str]:
     return dict(MUTANTS[name].outcomes)
 
 
-def _check(name: str, run: Run, clean: Mapping[str, Graded]) -> None:
+def _check(name: str, run: Run, clean: Mapping[str, Graded], overall: Mapping[str, Graded]) -> None:
     expected = _expected(name)
     assert run.bundle is not None, run.output[-3000:]
-    comparison = compare(expected, clean, run.graded())
+    comparison = compare(expected, clean, run.graded(), overall)
     _record(name, comparison.unexpected)
     assert not comparison.lines(), f"{name} changed, as `requirement: clean -> mutant`:\n" + "\n".join(
         comparison.lines()
@@ -184,7 +184,7 @@ def test_mutant_is_caught(name: str, baseline: Run, scenarios: Scenarios, workdi
     modules = scenarios.modules_for(_expected(name))
     assert modules, f"no scenario grades {sorted(_expected(name))}"
     run = _run([name], modules, workdir)
-    _check(name, run, clean_rows(baseline, scenarios, modules))
+    _check(name, run, clean_rows(baseline, scenarios, modules), baseline.graded())
 
 
 @pytest.mark.every_scenario

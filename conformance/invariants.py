@@ -1,0 +1,272 @@
+"""Invariants looked for in every answer the suite receives, from every route, whatever the scenario
+was about: no planted secret where the spec allows none (SR-1), and none of tenant A's data in an
+answer to tenant B (CTI-1).
+
+Why everywhere: a scenario checks the surface it planted something on, for the thing it planted
+there, so a defect one surface or one tenant away goes unseen (a logged `memory.compacted` event
+carrying the raw sources while the seam's answer is redacted; tenant B's event-log reads served
+from tenant A's log). The HTTP client hands every answer to `observe` as it arrives; what it finds
+travels with the exchange (conformance/exchanges.py), and the plugin grades it against the two
+requirements below in every scenario test whose exchanges it saw:
+
+    sr1.no-planted-secret-anywhere   no planted secret, whole or in a common encoding, in an answer
+                                     that carries no memory content (the event log: "the wire-level
+                                     memory.compacted event does NOT carry content"; discovery; any
+                                     error answer), nor a secret every host is bound to redact
+                                     (a registered BYOK value, the distillation canary) in one that
+                                     carries derived content (the compaction and distillation seams'
+                                     answers, archives, workspace files)
+    cti1.no-cross-tenant-data        none of tenant A's data (the unique memoryRefs, entry and project
+                                     ids the suite wrote as A, and so every payload, listing, index
+                                     entry or content that carries them) in any answer to tenant B,
+                                     unless B itself sent it
+
+Secrets are the suite's own (the SR-1 corpus, the canary) and any a scenario plants (`plant_secret`).
+Tenant A's data is harvested from what tenant A sent: the suite's unique names (unique_ref,
+unique_id), random enough that no host can produce them for B on its own.
+
+Looking is cheap: each secret is searched as a handful of literal needles (as written, lower case,
+percent-encoded, base64 and base64url at each alignment), and only a hit runs the full oracle
+(conformance/oracles/secrets.py) on that answer for that secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+from urllib.parse import quote
+
+from conformance.evidence import SURFACE_ROUTES
+from conformance.oracles.secrets import find_leaks, load_corpus
+
+SECRET_ID = "sr1.no-planted-secret-anywhere"
+TENANT_ID = "cti1.no-cross-tenant-data"
+IMPLICIT = (SECRET_ID, TENANT_ID)
+CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"  # RFC 0062's includeSecretCanary value
+FINDINGS_KEPT = 5  # per answer
+DATUM_LIMIT = 50_000  # tenant-A data remembered per process (the oldest go first)
+
+# Routes that carry no memory content: any planted secret there is a leak.
+CONTENT_FREE = ("event-log", "discovery", "error-answer")
+# Routes that carry derived content: a secret every host must redact is a leak there.
+DERIVED = ("seam-answer", "archive-route", "workspace")
+DERIVED_SEAMS = re.compile(r"/memory/compact$|/memory/distill$")
+# The suite's unique names (conformance/context.py unique_ref, unique_id).
+UNIQUE_NAME = re.compile(r"mem_conformance_[a-z0-9-]+_[0-9a-f]{12}|[A-Za-z0-9._-]{1,80}-[0-9a-f]{10}\b")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One invariant broken by one answer: what was found (masked), on which surface, for whom."""
+
+    requirement: str
+    what: str  # "planted secret canary" / "tenant A's datum"
+    excerpt: str  # where, with the value masked
+
+    def as_json(self) -> dict[str, str]:
+        return {"requirement": self.requirement, "found": self.what, "excerpt": self.excerpt}
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What `observe` looked for in one answer, on which surface, and what it found."""
+
+    surface: str
+    looked_for: tuple[str, ...]  # the requirement ids this answer was evidence for
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass
+class _Plantings:
+    """What the suite planted in this process: secrets, and tenant A's data (and what B sent)."""
+
+    secrets: dict[str, str] = field(default_factory=dict)  # label -> value
+    bound: set[str] = field(default_factory=set)  # labels every host must redact in derived content
+    tenant_a: dict[str, None] = field(default_factory=dict)  # ordered set, bounded
+    sent_by_b: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+_PLANTED = _Plantings()
+
+
+def reset() -> None:
+    """Forget every planting: a new run grades a new host (the plugin calls this as a session starts;
+    what one host was told, such as a registered secret, binds no other)."""
+    with _PLANTED.lock:
+        _PLANTED.secrets.clear()
+        _PLANTED.bound.clear()
+        _PLANTED.tenant_a.clear()
+        _PLANTED.sent_by_b.clear()
+    _corpus_planted.cache_clear()
+
+
+def plant_secret(label: str, value: str, *, bound: bool = False) -> None:
+    """A secret a scenario planted; `bound` when every host must redact it from derived content (the
+    canary; a BYOK value once the host accepted its registration, conformance/surfaces.py)."""
+    if len(value) < 8:  # the BYOK harness's own minimum: shorter values match prose by chance
+        return
+    with _PLANTED.lock:
+        _PLANTED.secrets[label] = value
+        if bound:
+            _PLANTED.bound.add(label)
+
+
+@cache
+def _corpus_planted() -> None:
+    """The suite's own secrets are planted once per process: the SR-1 corpus and the canary."""
+    corpus = load_corpus()
+    for secret in corpus.secrets:
+        plant_secret(secret.id, secret.sensitive)
+    plant_secret(corpus.split.id, corpus.split.value)
+    plant_secret(corpus.registered.secret_id, corpus.registered.value)  # bound once registered
+    plant_secret("canary", CANARY, bound=True)
+
+
+def surface_of(method: str, path: str, status: int | None) -> str | None:
+    """The evidence surface an exchange is (conformance/evidence.py), or None."""
+    if status is not None and status >= 400:
+        return "error-answer"
+    for surface, (want, pattern) in SURFACE_ROUTES.items():
+        if surface in ("error-answer", "seam-answer") or (want and want != method):
+            continue
+        if re.search(pattern, path):
+            return surface
+    return "seam-answer" if method == "POST" else None
+
+
+def observe(
+    tenant: str | None, method: str, path: str, status: int | None, text: str, sent: str
+) -> Scan | None:
+    """Look for the invariants in one answer; remember tenant A's data and what B sent."""
+    _corpus_planted()
+    surface = surface_of(method, path, status)
+    if surface is None:
+        return None
+    if tenant == "a":
+        _harvest(path, sent)
+    elif tenant == "b":
+        with _PLANTED.lock:
+            _PLANTED.sent_by_b.update(UNIQUE_NAME.findall(f"{path} {sent}"))
+    looked: list[str] = []
+    findings: list[Finding] = []
+    secrets = _secrets_for(surface, path)
+    if secrets:
+        looked.append(SECRET_ID)
+        findings += _secret_findings(text, secrets)
+    if tenant == "b":
+        looked.append(TENANT_ID)
+        findings += _tenant_findings(text)
+    if not looked:
+        return None
+    return Scan(surface, tuple(looked), tuple(findings[:FINDINGS_KEPT]))
+
+
+def _secrets_for(surface: str, path: str) -> dict[str, str]:
+    with _PLANTED.lock:
+        if surface in CONTENT_FREE:
+            return dict(_PLANTED.secrets)
+        if surface in DERIVED and (surface != "seam-answer" or DERIVED_SEAMS.search(path)):
+            return {label: v for label, v in _PLANTED.secrets.items() if label in _PLANTED.bound}
+    return {}
+
+
+# -- secrets ---------------------------------------------------------------------------------------
+
+
+def needles(value: str) -> tuple[str, ...]:
+    """Literal lower-case strings one of which any common encoding of `value` contains: the value,
+    percent-encoded, and the stable middle of its base64 and base64url at each of three alignments."""
+    found = {value.lower(), quote(value, safe="").lower()}
+    raw = value.encode("utf-8")
+    for shift in range(3):
+        encoded = base64.b64encode(raw[shift:]).decode("ascii")
+        middle = encoded[2:-4] if len(encoded) > 12 else ""
+        if len(middle) >= 8:
+            found |= {middle.lower(), middle.translate(str.maketrans("+/", "-_")).lower()}
+    return tuple(sorted(found))
+
+
+@cache
+def _needles(value: str) -> tuple[str, ...]:
+    return needles(value)
+
+
+def _secret_findings(text: str, secrets: dict[str, str]) -> list[Finding]:
+    """Planted secrets in `text`: a needle hit, confirmed by the full oracle."""
+    lowered = text.lower()
+    hits = {label: v for label, v in secrets.items() if any(n in lowered for n in _needles(v))}
+    if not hits:
+        return []
+    return [
+        Finding(SECRET_ID, f"planted secret {leak.secret_id} ({leak.form})", leak.excerpt)
+        for leak in find_leaks(text, hits)
+    ]
+
+
+# -- tenants ---------------------------------------------------------------------------------------
+
+
+def _harvest(path: str, sent: str) -> None:
+    """Tenant A's data: the unique names the suite made for it and sent (memoryRefs, entry and
+    project ids, and the content carrying them). Ids the host answered are not taken: a host may
+    number each tenant's outputs or events from 1, and B's own `evt-1` is no leak of A's."""
+    found = UNIQUE_NAME.findall(f"{path} {sent}")
+    with _PLANTED.lock:
+        for value in found:
+            _PLANTED.tenant_a[value] = None
+        while len(_PLANTED.tenant_a) > DATUM_LIMIT:
+            del _PLANTED.tenant_a[next(iter(_PLANTED.tenant_a))]
+
+
+TOKEN = re.compile(r"[A-Za-z0-9._:~-]{8,}")
+
+
+def _tenant_findings(text: str) -> list[Finding]:
+    """Tenant A's data in an answer to B, except what B itself sent (a shared memoryRef name, an id
+    B asked about and the host repeated in its 404). Compared as tokens (identifier-like runs, and
+    the suite's unique names inside longer ones), so the cost is the answer's, not the data's."""
+    candidates = set(TOKEN.findall(text)) | set(UNIQUE_NAME.findall(text))
+    with _PLANTED.lock:
+        hits = sorted(v for v in candidates if v in _PLANTED.tenant_a and v not in _PLANTED.sent_by_b)
+    found = []
+    for value in hits[:FINDINGS_KEPT]:
+        at = text.find(value)
+        start = max(0, at - 40)
+        excerpt = text[start:at] + "«tenant-A datum»" + text[at + len(value) : at + len(value) + 40]
+        found.append(Finding(TENANT_ID, f"tenant A's datum {value[:24]}…", " ".join(excerpt.split())))
+    return found
+
+
+# -- grading ---------------------------------------------------------------------------------------
+
+
+def grade(verdict: Any, log: Iterable[Any]) -> None:
+    """Turn what the test's exchanges showed into checks of the invariants it grades: each finding a
+    failed check with its exchange as evidence, else one held check per invariant counting the answers
+    looked at. An invariant no answer was evidence for gets no check (the verdict drops it)."""
+    for rid in (r for r in IMPLICIT if r in verdict.declared):
+        seen = [e for e in log if e.scan is not None and rid in e.scan.looked_for]
+        failed = [(e, f) for e in seen for f in e.scan.findings if f.requirement == rid]
+        for exchange, finding in failed[:FINDINGS_KEPT]:
+            evidence = {
+                "request": f"{exchange.method} {exchange.path}",
+                "status": exchange.status,
+            } | finding.as_json()
+            verdict.check(rid, False, evidence, surface=exchange.scan.surface, note=_NOTES[rid])
+        if failed:
+            continue
+        for surface in sorted({e.scan.surface for e in seen}):
+            count = sum(e.scan.surface == surface for e in seen)
+            verdict.check(rid, True, {"answersLookedAt": count}, surface=surface, note=_NOTES[rid])
+
+
+_NOTES = {
+    SECRET_ID: "no planted secret in an answer that must not carry it",
+    TENANT_ID: "none of tenant A's data in an answer to tenant B",
+}
