@@ -189,7 +189,9 @@ def mark_unbound(ctx: Scenario, rid: str, bound: Bound, what: str) -> None:
     elif baseline.refused:
         statuses = ", ".join(sorted({str(s) for s in baseline.refused.values()}))
         ctx.block(
-            rid, f"the host's put route ({ROUTE}) stored none of the probes of {what} (answered {statuses})"
+            rid,
+            f"the host's put route ({ROUTE}) did not store {len(baseline.refused)} of the probes of {what} "
+            f"(answered {statuses}) and kept the others: which of them bind it is unknown",
         )
     else:
         ctx.inapplicable(
