@@ -28,6 +28,8 @@ class Session:
     tenant_b: HostClient | None
     discovery: Discovery
     probes: dict[str, int | ScenarioStop] = field(default_factory=dict)
+    # what the host's own put stored for each text the SR-1 scenarios plant (oracles/put_baseline.py)
+    put_probes: dict[str, Any] = field(default_factory=dict)
 
     def probed(self, key: str, probe: Callable[[], Reply]) -> int:
         """A seam probe's status, asked once per run.

@@ -67,7 +67,7 @@ def create_app(config: HostConfig, parts: HostParts | None = None) -> FastAPI:
     mount_distillation(app, config, distiller, archives, workspace, parts)
     mount_retention(app, config, engine, parts)
     mount_reads(app, config, store)
-    mount_put(app, config, store)
+    mount_put(app, config, store, parts.put_scrubber(store))
     app.router.routes[:] = parts.routes(list(app.router.routes))
 
     # Added last, so it is the outermost layer of the host: before every route, every body.

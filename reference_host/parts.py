@@ -57,6 +57,10 @@ def _distillation_routes(*args: Any) -> Any:
 class HostParts:
     # -- shared --------------------------------------------------------------------------------
     scrubber: Callable[[SecretSource], Scrubber] = Scrubber  # SR-1 for every engine's derived text
+    # SR-1 on the ordinary write path (`PUT /v1/memory/{memoryRef}/{id}`): the harness RFC 0012 §D holds
+    # derived text to; the same engine as `scrubber` in production, a part of its own so a replacement
+    # can weaken derived text alone (below what a put redacts) or both alike
+    put_scrubber: Callable[[SecretSource], Scrubber] = Scrubber
     # ASGI layers wrapped around the finished app, innermost first (the wire: statuses, bodies, routes)
     app_layers: tuple[Callable[[ASGIApp], ASGIApp], ...] = ()
     # -- wire (app.py, discovery.py, errors.py, edge.py, protocol.py) ----------------------------

@@ -28,12 +28,14 @@ __all__ = [
     "MARKER_RE",
     "Corpus",
     "CorpusSecret",
+    "Disclosure",
     "FormLeak",
     "Leak",
     "RegisteredSecret",
     "SplitSecret",
     "find_form_leaks",
     "find_leaks",
+    "find_partial_disclosures",
     "load_corpus",
     "markers",
     "parse_corpus",
@@ -283,6 +285,65 @@ def markers(text: str) -> list[str]:
     return MARKER_RE.findall(text)
 
 
+# -- partial disclosure -------------------------------------------------------------------------
+
+MIN_FRAGMENT = 4  # "last four" is the common partial disclosure; fewer characters say next to nothing
+# What may stand between a marker and a fragment of its secret: a space, a dot, an ellipsis, masking stars.
+_GAP = re.compile(r"[ .*\u2026:]{0,3}")
+# The format a secret's head names, which discloses nothing of the key itself: its leading words and
+# separators (`ghp_`, `sk-proj-`, `github_pat_`, `xoxb-`, `SG.`) or, with none, its first four letters
+# (`AKIA`, `AIza`).
+_FORMAT_PREFIX = re.compile(r"(?:[A-Za-z]+[-_.])+|[A-Za-z]{4}")
+_ANY_MARKER = re.compile(r"\[REDACTED:[^\]]*\]")
+
+
+@dataclass(frozen=True)
+class Disclosure:
+    """Part of a secret left beside a marker: which secret, on which side, how many characters (never
+    the characters themselves: they are the secret's)."""
+
+    secret_id: str
+    side: str  # "after" (its last characters follow the marker) or "before" (its first precede it)
+    characters: int
+
+
+def find_partial_disclosures(text: str, secrets: Mapping[str, str]) -> list[Disclosure]:
+    """Every marker beside which a fragment of a secret stands: the secret's last `MIN_FRAGMENT` or more
+    characters right after it, or its first ones right before it (past the format prefix, which names
+    the provider and discloses nothing). Only a secret's own prefix or suffix counts, so prose next to
+    a marker cannot match; a whole secret is a leak (`find_leaks`), not a partial disclosure."""
+    found: list[Disclosure] = []
+    reach = max((len(s) for s in secrets.values()), default=0) + 3  # a fragment and its gap, at most
+    for m in _ANY_MARKER.finditer(text):
+        after, before = text[m.end() : m.end() + reach], text[max(0, m.start() - reach) : m.start()]
+        after, before = after[_gap(after) :], before[: len(before) - _gap(before[::-1])]
+        for sid, secret in secrets.items():
+            tail = _shared_tail(after, secret)
+            if tail >= MIN_FRAGMENT:
+                found.append(Disclosure(sid, "after", tail))
+            head = _shared_head(before, secret)
+            public = _FORMAT_PREFIX.match(secret)
+            if head - (public.end() if public else 0) >= MIN_FRAGMENT:
+                found.append(Disclosure(sid, "before", head))
+    return found
+
+
+def _gap(text: str) -> int:
+    """How many gap characters (`_GAP`) `text` starts with."""
+    found = _GAP.match(text)
+    return found.end() if found else 0
+
+
+def _shared_tail(after: str, secret: str) -> int:
+    """How many of the secret's last characters (fewer than all of them) `after` starts with."""
+    return next((k for k in range(len(secret) - 1, 0, -1) if after.startswith(secret[-k:])), 0)
+
+
+def _shared_head(before: str, secret: str) -> int:
+    """How many of the secret's first characters (fewer than all of them) `before` ends with."""
+    return next((k for k in range(len(secret) - 1, 0, -1) if before.endswith(secret[:k])), 0)
+
+
 # -- the corpus ---------------------------------------------------------------------------------
 
 
@@ -322,10 +383,20 @@ class SplitSecret:
 
 @dataclass(frozen=True)
 class RegisteredSecret:
-    """A BYOK value with no secret shape: only the tenant's registry can catch it."""
+    """A BYOK value with no secret shape: only the tenant's registry can catch it. `split_at` cuts it
+    across two sources too: a split secret every host with a registration seam is bound to redact."""
 
     secret_id: str
     value: str
+    split_at: int
+
+    @property
+    def head(self) -> str:
+        return self.value[: self.split_at]
+
+    @property
+    def tail(self) -> str:
+        return self.value[self.split_at :]
 
 
 @dataclass(frozen=True)
@@ -374,7 +445,9 @@ def parse_corpus(data: Mapping[str, Any]) -> Corpus:
             split_at=int(split["splitAt"]),
         ),
         tag_secrets=tuple(_secret(e, "tag") for e in data.get("tagSecrets", ())),
-        registered=RegisteredSecret(str(registered["secretId"]), str(registered["value"])),
+        registered=RegisteredSecret(
+            str(registered["secretId"]), str(registered["value"]), int(registered["splitAt"])
+        ),
         prose=tuple(str(p) for p in data["prose"]),
         near_misses=tuple(str(n) for n in data.get("nearMisses", ())),
     )
@@ -382,8 +455,9 @@ def parse_corpus(data: Mapping[str, Any]) -> Corpus:
     ids += [corpus.split.id, corpus.registered.secret_id, *(f.id for f in corpus.form_leaks)]
     if len(ids) != len(set(ids)):
         raise ValueError("secret corpus: ids must be unique")
-    if not 0 < corpus.split.split_at < len(corpus.split.value):
-        raise ValueError("secret corpus: split.splitAt must fall inside split.value")
+    for where, split in (("split", corpus.split), ("registered", corpus.registered)):
+        if not 0 < split.split_at < len(split.value):
+            raise ValueError(f"secret corpus: {where}.splitAt must fall inside {where}.value")
     for s in (*corpus.secrets, *corpus.tag_secrets):
         if not s.sensitive or s.sensitive not in s.value:
             raise ValueError(f"secret corpus: {s.id}: sensitive must be a part of value")

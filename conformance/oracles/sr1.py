@@ -1,6 +1,16 @@
 """SR-1 carried forward, checked the same way for every profile: the corpus sentences a scenario plants
-(secret-shaped values in framing sentences, form leaks, a secret split across two sources, a registered
-BYOK value, plain prose) and the checks made on what the host derived from them.
+(secret-shaped values in framing sentences, form leaks, secrets split across two sources, a registered
+BYOK value, plain prose), which of those secrets the host is bound to redact, and the checks made on
+what the host derived from them.
+
+What binds (`Bound`): RFC 0012 §D holds derived content to "the same BYOK redaction harness it would
+apply to a fresh `put`", and RFC 0004 §D's secrets are the values "that flowed through the run's BYOK
+harness". So the MUST checks look for the registered BYOK value (once registered) and for each corpus
+secret the host's own put redacts (oracles/put_baseline.py); form leaks are always graded. A shape the
+host's put keeps is no MUST's (rfc0012.D.generated-shapes grades it as a SHOULD). A MUST left with
+nothing the host is bound to redact is no PASS: BLOCKED when the suite could not learn what binds (no put
+route and no registration seam, or a put that refused the probes), inapplicable when the host's own put
+shows it redacts none of them (`mark_unbound`).
 
 Compaction plants the sentences as entries, distillation as sources, retention packs them into the
 summaries of one group; each then hands the texts its surfaces show to the checks below, under its own
@@ -14,16 +24,26 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from conformance.oracles.secrets import Corpus, Leak, find_form_leaks, find_leaks, load_corpus, markers
+from conformance.oracles.put_baseline import ROUTE, Planted, PutBaseline, put_baseline
+from conformance.oracles.secrets import (
+    Corpus,
+    Leak,
+    find_form_leaks,
+    find_leaks,
+    find_partial_disclosures,
+    load_corpus,
+    markers,
+)
 
 if TYPE_CHECKING:
-    from conformance.context import Scenario
+    from conformance.context import Driver, Scenario
     from conformance.surfaces import MemorySurfaces
 
 FRAME, END = "Ticket {n}: the deploy used ", " yesterday."
 VAULT, VAULT_END = "Vault note: the staging passphrase is ", " for now."
 # Any [REDACTED:…] marker, an empty label included: what is left beside them is the derived text.
 ANY_MARKER = re.compile(r"\[REDACTED:[^\]]*\]")
+CORPUS_SPLIT, REGISTERED_SPLIT = "corpus", "registered"  # the two split secrets a scenario may plant
 
 
 @dataclass(frozen=True)
@@ -38,6 +58,8 @@ class Plan:
     split_head: str  # ends one source: the split secret's head
     split_tail: str  # starts the next source: its tail
     registered: str  # carries the BYOK value only the tenant's registry knows
+    registered_head: str  # ends one source: the registered value's head
+    registered_tail: str  # starts the next source: its tail
 
 
 def plan(corpus: Corpus | None = None) -> Plan:
@@ -53,7 +75,27 @@ def plan(corpus: Corpus | None = None) -> Plan:
         split_head=f"Rotation log continues: {corpus.split.head}",
         split_tail=f"{corpus.split.tail} was the value before rotation.",
         registered=f"{VAULT}{corpus.registered.value}{VAULT_END}",
+        registered_head=f"Passphrase history: {corpus.registered.head}",
+        registered_tail=f"{corpus.registered.tail} was the passphrase last quarter.",
     )
+
+
+def tag_note(n: int) -> str:
+    """The content of the n-th source whose tags carry a secret."""
+    return f"Tagged note {n} about the CI runners."
+
+
+def planted(plan: Plan) -> dict[str, Planted]:
+    """What the put baseline puts: each corpus secret in its framing sentence, the split secret whole in
+    its two sentences, each tag secret as a tag (the registered value binds by registration)."""
+    corpus = plan.corpus
+    found = {
+        sid: Planted(text, s.sensitive) for (sid, text), s in zip(plan.framed, corpus.secrets, strict=True)
+    }
+    found[corpus.split.id] = Planted(f"{plan.split_head}{plan.split_tail}", corpus.split.value)
+    for n, s in enumerate(corpus.tag_secrets):
+        found[s.id] = Planted(tag_note(n), s.sensitive, (f"token:{s.value}", "ci"))
+    return found
 
 
 def register(surfaces: MemorySurfaces, corpus: Corpus) -> bool:
@@ -61,12 +103,102 @@ def register(surfaces: MemorySurfaces, corpus: Corpus) -> bool:
     return surfaces.register_secret(corpus.registered.secret_id, corpus.registered.value)
 
 
-def plain_secrets(corpus: Corpus, *, registered: bool) -> dict[str, str]:
-    """secret id -> what must not appear: the corpus secrets, and the BYOK value once registered."""
-    secrets = {s.id: s.sensitive for s in corpus.secrets}
-    if registered:
-        secrets[corpus.registered.secret_id] = corpus.registered.value
-    return secrets
+@dataclass(frozen=True)
+class Bound:
+    """The planted secrets the host is bound to redact: the corpus secrets its own put redacts, and the
+    registered BYOK value once registered. `splits` names the split secrets the scenario planted."""
+
+    plan: Plan
+    baseline: PutBaseline
+    registered: bool
+    splits_planted: frozenset[str] = frozenset({CORPUS_SPLIT, REGISTERED_SPLIT})
+
+    @property
+    def corpus(self) -> Corpus:
+        return self.plan.corpus
+
+    def secrets(self) -> dict[str, str]:
+        """secret id -> what must not appear in derived content."""
+        found = {s.id: s.sensitive for s in self.corpus.secrets if self.baseline.binds(s.id)}
+        if self.registered:
+            found[self.corpus.registered.secret_id] = self.corpus.registered.value
+        return found
+
+    def unbound_secrets(self) -> dict[str, str]:
+        """The corpus secrets the host's own put does not redact (or was never seen to): SHOULD only."""
+        return {s.id: s.sensitive for s in self.corpus.secrets if not self.baseline.binds(s.id)}
+
+    def frames(self) -> dict[str, tuple[str, str]]:
+        """secret id -> (the text before it, the text after it) of each bound secret's sentence."""
+        found = {sid: (self.plan.frames[sid], END) for sid in self.secrets() if sid in self.plan.frames}
+        if self.registered:
+            found[self.corpus.registered.secret_id] = (VAULT, VAULT_END)
+        return found
+
+    def splits(self) -> dict[str, str]:
+        """split secret id -> its whole value, for each bound split secret the scenario planted."""
+        found = {}
+        if CORPUS_SPLIT in self.splits_planted and self.baseline.binds(self.corpus.split.id):
+            found[self.corpus.split.id] = self.corpus.split.value
+        if REGISTERED_SPLIT in self.splits_planted and self.registered:
+            found[self.corpus.registered.secret_id] = self.corpus.registered.value
+        return found
+
+    def tags(self) -> dict[str, str]:
+        """tag secret id -> what must not appear in derived tags (the registered value planted as a tag)."""
+        found = {s.id: s.sensitive for s in self.corpus.tag_secrets if self.baseline.binds(s.id)}
+        if self.registered:
+            found[self.corpus.registered.secret_id] = self.corpus.registered.value
+        return found
+
+    def everything(self) -> dict[str, str]:
+        """Every planted secret in content, bound or not: what no marker may keep a fragment of."""
+        corpus = self.corpus
+        found = {s.id: s.sensitive for s in corpus.secrets}
+        found[corpus.split.id] = corpus.split.value
+        found[corpus.registered.secret_id] = corpus.registered.value
+        return found
+
+    def why(self) -> dict[str, object]:
+        """What binds the host, for a check's evidence (ids and statuses, never a secret)."""
+        return {**self.baseline.evidence(), "registeredByokSecret": self.registered}
+
+
+def bound(host: Driver, plan: Plan, *, registered: bool, splits: frozenset[str] | None = None) -> Bound:
+    """The secrets of `plan` the host is bound to redact: its put baseline (once per run) and registration."""
+    baseline = put_baseline(host, planted(plan))
+    return Bound(plan, baseline, registered, splits if splits is not None else Bound.splits_planted)
+
+
+def mark_unbound(ctx: Scenario, rid: str, bound: Bound, what: str) -> None:
+    """Nothing among `what` is a secret the host is bound to redact: say why, never PASS. BLOCKED when
+    the suite could not learn it (whose fact: the suite's), inapplicable when the host's own put shows
+    it redacts none of them (the host's)."""
+    baseline = bound.baseline
+    seam = (
+        ""
+        if bound.registered
+        else ", and it offers no BYOK registration seam (POST /v1/test/secrets → 404/405)"
+    )
+    if not baseline.route:
+        ctx.block(
+            rid,
+            f"cannot tell which of {what} the host is bound to redact: it offers no put route "
+            f"({ROUTE} → 404/405) to compare with{seam}",
+        )
+    elif baseline.refused:
+        statuses = ", ".join(sorted({str(s) for s in baseline.refused.values()}))
+        ctx.block(
+            rid,
+            f"the host's put route ({ROUTE}) did not store {len(baseline.refused)} of the probes of {what} "
+            f"(answered {statuses}) and kept the others: which of them bind it is unknown",
+        )
+    else:
+        ctx.inapplicable(
+            rid,
+            f"none of {what} is a secret the host is bound to redact: its own put ({ROUTE}) keeps every one "
+            f"of them{seam} (RFC 0012 §D holds derived content to the harness of a fresh put)",
+        )
 
 
 def leak_list(leaks: list[Leak]) -> list[dict[str, str]]:
@@ -82,10 +214,14 @@ def segments(text: str, start: str, ends: list[str]) -> list[str]:
     return found
 
 
-def unmarked(text: str, frames: Mapping[str, str]) -> list[str]:
+def unmarked(text: str, frames: Mapping[str, tuple[str, str]]) -> list[str]:
     """The secrets whose framing sentence `text` kept without a [REDACTED:…] marker where the secret
     was (SR-1: replaced in place, not silently dropped). A text that kept no frame is not judged here."""
-    return [sid for sid, frame in frames.items() if any(not markers(s) for s in segments(text, frame, [END]))]
+    return [
+        sid
+        for sid, (start, end) in frames.items()
+        if any(not markers(s) for s in segments(text, start, [end]))
+    ]
 
 
 # -- checks (one ctx.check each) ----------------------------------------------------------------------
@@ -102,20 +238,26 @@ def check_no_leak(
     )
 
 
-def check_markers_in_place(ctx: Scenario, rid: str, surface: str, label: str, text: str, plan: Plan) -> None:
-    """The text carries markers, and every framed secret it kept the frame of is marked in place."""
-    found, dropped = markers(text), unmarked(text, plan.frames)
+def check_markers_in_place(
+    ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound
+) -> None:
+    """The text carries markers, and every bound secret whose frame it kept is marked in place."""
+    frames = bound.frames()
+    if not frames:
+        mark_unbound(ctx, rid, bound, "the framed corpus secrets")
+        return
+    found, dropped = markers(text), unmarked(text, frames)
     ctx.check(
         rid,
         bool(found) and not dropped,
-        {"markers": found[:12], "secretsDroppedWithoutMarker": dropped},
+        {"markers": found[:12], "secretsDroppedWithoutMarker": dropped, "judged": sorted(frames)},
         surface=surface,
-        note=f"{label}: secrets replaced in place by [REDACTED:…] markers",
+        note=f"{label}: secrets the host is bound to redact are replaced in place by [REDACTED:…] markers",
     )
 
 
 def check_text_beside_markers(
-    ctx: Scenario, rid: str, surface: str, label: str, text: str, plan: Plan, *, note: str = ""
+    ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound, *, note: str = ""
 ) -> None:
     """Redaction did not empty the text: something is left beside the markers."""
     rest = ANY_MARKER.sub("", text).strip()
@@ -128,9 +270,9 @@ def check_text_beside_markers(
     )
 
 
-def check_prose_verbatim(ctx: Scenario, rid: str, surface: str, label: str, text: str, plan: Plan) -> None:
+def check_prose_verbatim(ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound) -> None:
     """Every non-secret prose sentence of the corpus survives verbatim."""
-    missing = [p for p in plan.prose if p not in text]
+    missing = [p for p in bound.plan.prose if p not in text]
     ctx.check(
         rid,
         not missing,
@@ -140,7 +282,7 @@ def check_prose_verbatim(ctx: Scenario, rid: str, surface: str, label: str, text
     )
 
 
-def check_no_form_leak(ctx: Scenario, rid: str, surface: str, label: str, text: str, plan: Plan) -> None:
+def check_no_form_leak(ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound) -> None:
     """No [BYOK:…] or <REDACTED:…> form (RFC 0012 §Conformance: they must not survive)."""
     forms = find_form_leaks(text)
     ctx.check(
@@ -152,22 +294,27 @@ def check_no_form_leak(ctx: Scenario, rid: str, surface: str, label: str, text: 
     )
 
 
-def check_split_secret(ctx: Scenario, rid: str, surface: str, label: str, text: str, plan: Plan) -> None:
-    """The secret cut across two sources does not reappear whole (whitespace between its halves too)."""
-    split = plan.corpus.split
-    leaks = find_leaks(text, {split.id: split.value}, allow_whitespace_split=True)
+def check_split_secret(ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound) -> None:
+    """No bound secret cut across two sources reappears whole (whitespace between its halves too)."""
+    splits = bound.splits()
+    if not splits:
+        mark_unbound(ctx, rid, bound, "the split secrets")
+        return
+    leaks = find_leaks(text, splits, allow_whitespace_split=True)
     ctx.check(
         rid,
         not leaks,
-        {"leaks": leak_list(leaks)},
+        {"leaks": leak_list(leaks), "judged": sorted(splits)},
         surface=surface,
-        note=f"{label}: the split secret does not reappear whole",
+        note=f"{label}: a secret split across two sources does not reappear whole",
     )
 
 
-def check_registered_marker(ctx: Scenario, rid: str, surface: str, label: str, text: str, plan: Plan) -> None:
+def check_registered_marker(
+    ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound
+) -> None:
     """The registered BYOK value is gone and its `[REDACTED:<secretId>]` marker stands in its place."""
-    registered = plan.corpus.registered
+    registered = bound.corpus.registered
     leaks = find_leaks(text, {registered.secret_id: registered.value})
     marker = f"[REDACTED:{registered.secret_id}]"
     ctx.check(
@@ -179,8 +326,26 @@ def check_registered_marker(ctx: Scenario, rid: str, surface: str, label: str, t
     )
 
 
-# A check of the derived text: (ctx, requirement id, surface, label, text, plan).
-TextCheck = Callable[["Scenario", str, str, str, str, Plan], None]
+def check_no_partial_disclosure(
+    ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound
+) -> None:
+    """No fragment of a planted secret (its last characters, or its first past the format prefix) stands
+    beside a [REDACTED:…] marker."""
+    found = find_partial_disclosures(text, bound.everything())
+    ctx.check(
+        rid,
+        not found,
+        {
+            "markers": len(ANY_MARKER.findall(text)),
+            "fragmentsBesideMarkers": [d.__dict__ for d in found][:12],
+        },
+        surface=surface,
+        note=f"{label}: no fragment of a replaced secret stands beside its marker",
+    )
+
+
+# A check of the derived text: (ctx, requirement id, surface, label, text, bound).
+TextCheck = Callable[["Scenario", str, str, str, str, Bound], None]
 TEXT_CHECKS: dict[str, TextCheck] = {
     "markers": check_markers_in_place,
     "beside": check_text_beside_markers,
@@ -188,6 +353,7 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "forms": check_no_form_leak,
     "split": check_split_secret,
     "registered": check_registered_marker,
+    "partial": check_no_partial_disclosure,
 }
 
 
@@ -202,14 +368,14 @@ def grade_texts(
     rid: str,
     texts: list[tuple[str, str, str]] | None,
     check: TextCheck,
-    plan: Plan,
+    bound: Bound | None,
     unseen: str,
 ) -> None:
     """`check` on each (surface, label, text) the derived content is visible on; BLOCKED (`unseen`) when
-    it is visible nowhere, nothing when the driver never got as far (`texts` None)."""
-    if texts is None:
+    it is visible nowhere, nothing when the driver never got as far (`texts` or `bound` None)."""
+    if texts is None or bound is None:
         return
     if not texts:
         ctx.block(rid, unseen)
     for surface, label, text in texts:
-        check(ctx, rid, surface, label, text, plan)
+        check(ctx, rid, surface, label, text, bound)

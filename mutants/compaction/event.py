@@ -187,5 +187,5 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "source tags copied to the output unredacted",
         replacing(compaction_tags=SourceTagsCarried),
-    ),
+    ).also({"rfc0012.D.no-secret-readback": "FAIL"}),  # the registered value, planted as a tag
 )

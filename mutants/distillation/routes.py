@@ -127,6 +127,7 @@ MUTANTS: tuple[Mutant, ...] = (
         {
             "rfc0062.B3.canary": "BLOCKED",
             "rfc0062.B3.markers-present": "BLOCKED",
+            "rfc0062.B3.no-partial-disclosure": "BLOCKED",
             "rfc0062.B3.prose-survives": "BLOCKED",
             "rfc0062.B3.split-secret": "BLOCKED",
             "rfc0062.B4.addressable": "BLOCKED",

@@ -29,7 +29,7 @@ from reference_host.models import (
     memory_path,
 )
 from reference_host.pages import MAX_CURSOR_LENGTH, MAX_ENTRIES_PAGE, page_body, paged
-from reference_host.redaction import Redactor
+from reference_host.sr1 import Scrubber
 from reference_host.store import DuplicateEntry, MemoryStore, NewEntry
 
 EVENTS_PATH = "/v1/host/events"
@@ -71,8 +71,9 @@ def mount_reads(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
         app.router.add_api_route(path, read_memory, methods=["GET"], route_class_override=route)
 
 
-def mount_put(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
-    """`PUT /v1/memory/{memoryRef}/{id}`: 201 with the stored entry, 409 when the id is taken."""
+def mount_put(app: FastAPI, config: HostConfig, store: MemoryStore, scrubber: Scrubber) -> None:
+    """`PUT /v1/memory/{memoryRef}/{id}`: 201 with the stored entry, 409 when the id is taken; `scrubber`
+    is the SR-1 engine of the write path (the host's parts)."""
 
     def put_memory(request: Request, tenant: Tenant, body: PutEntryRequest) -> dict[str, Any]:
         """Host-extension write: the ordinary put path, with the SR-1 harness on content and tags."""
@@ -81,7 +82,7 @@ def mount_put(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
             raise ApiError(400, "validation_error", "PUT needs /v1/memory/{memoryRef}/{id}.")
         check_size(config, [body.content])
         expires = future_expiry(config.clock, body.expiresAt)
-        redactor = Redactor(store.secrets_for(tenant))
+        redactor = scrubber.redactor(tenant)
         entry = NewEntry(
             entry_id=entry_id,
             content=redactor.redact(body.content),

@@ -5,8 +5,12 @@ host applies to the *derived* content stands between the corpus and the output. 
 scanned: the seam's answer, the entry read back, its tags, and the logged event. Each requirement
 counts only the surfaces its sentence is about: the answer for the echo, the read route for the
 persisted entry, the read route or the event log for the entry's tags (the seam's echo carries no
-tags, so a host with neither gives BLOCKED, not PASS). The corpus sentences and the checks are the
-shared SR-1 oracle's (conformance/oracles/sr1.py).
+tags, so a host with neither gives BLOCKED, not PASS).
+
+The MUSTs look for the secrets the host is bound to redact: the registered BYOK value and every corpus
+secret its own put redacts (the same texts put through `PUT /v1/memory/{memoryRef}/{id}` once per run);
+a corpus secret its put keeps is graded under rfc0012.D.generated-shapes, a SHOULD. The corpus
+sentences, what binds and the checks are the shared SR-1 oracle's (conformance/oracles/sr1.py).
 """
 
 import json
@@ -32,6 +36,7 @@ ECHO, READBACK, TAGS = (
 MARKERS, PROSE, VERBATIM = "rfc0012.D.markers-present", "rfc0012.D.prose-survives", "rfc0012.D.prose-verbatim"
 FORMS, SPLIT = "rfc0012.D.form-leaks-recanonicalized", "rfc0012.D.split-secret"
 REGISTERED = "rfc0012.D.registered-secret-redacted"
+SHAPES, PARTIAL = "rfc0012.D.generated-shapes", "rfc0012.D.no-partial-disclosure"
 
 
 @dataclass
@@ -43,6 +48,7 @@ class Seen:
     entries: list[dict[str, Any]] = field(default_factory=list)
     source_tags: Reply | None = None  # a tagged source read back before the run
     registered: bool | None = None
+    bound: sr1.Bound | None = None  # what the host is bound to redact (its put baseline, registration)
     result: Compaction | None = None
     read: ReadBack | None = None
     logged: LoggedEvent | None = None  # looked up last, after everything else was graded
@@ -53,7 +59,8 @@ class Seen:
 
 
 def _entries(host: Driver, plan: sr1.Plan) -> list[dict[str, Any]]:
-    """The seeded entries: prose, secrets in framing sentences, form leaks, a split secret, tags."""
+    """The seeded entries: prose, secrets in framing sentences, form leaks, two split secrets (a corpus
+    one and the registered value), tags (the registered value among them)."""
     corpus = plan.corpus
     entries = [entry(host.unique_id(f"prose-{n}"), prose) for n, prose in enumerate(plan.prose)]
     entries += [entry(host.unique_id(f"secret-{n}"), text) for n, (_, text) in enumerate(plan.framed)]
@@ -61,13 +68,15 @@ def _entries(host: Driver, plan: sr1.Plan) -> list[dict[str, Any]]:
     entries += [entry(host.unique_id("split-head"), plan.split_head)]
     entries += [entry(host.unique_id("split-tail"), plan.split_tail)]
     entries += [
-        entry(
-            host.unique_id(f"tagged-{n}"),
-            f"Tagged note {n} about the CI runners.",
-            tags=[f"token:{s.value}", "ci"],
-        )
+        entry(host.unique_id(f"tagged-{n}"), sr1.tag_note(n), tags=[f"token:{s.value}", "ci"])
         for n, s in enumerate(corpus.tag_secrets)
     ]
+    n = len(corpus.tag_secrets)
+    entries += [
+        entry(host.unique_id("byok-tagged"), sr1.tag_note(n), tags=[f"token:{corpus.registered.value}"])
+    ]
+    entries += [entry(host.unique_id("byok-split-head"), plan.registered_head)]
+    entries += [entry(host.unique_id("byok-split-tail"), plan.registered_tail)]
     return [*entries, entry(host.unique_id("byok"), plan.registered)]
 
 
@@ -80,6 +89,7 @@ def _drive(host: Driver, seen: Seen) -> None:
     seen.source_tags = seams.read_entry(seen.ref, next(e for e in seen.entries if e.get("tags"))["id"])
     # Registered after seeding: only compaction-time redaction can know this secret.
     seen.registered = sr1.register(seams, seen.corpus)
+    seen.bound = sr1.bound(host, seen.plan, registered=seen.registered)
     seen.result = Compaction(seams.compact(seen.ref))
     seen.read = read_output(seams, seen.ref, seen.result.output_id)
     seen.logged = logged_event(seams, seen.result.output_id)
@@ -88,19 +98,20 @@ def _drive(host: Driver, seen: Seen) -> None:
 observed = drive_once(_drive, Seen)
 
 
-def _collapsed_secrets(ctx: Scenario, seen: Seen, requirement_id: str) -> dict[str, str]:
-    """The corpus secrets whose source the run collapsed (all, when the event lists no sourceIds).
+def _collapsed(ctx: Scenario, seen: Seen, requirement_id: str, secrets: dict[str, str]) -> dict[str, str]:
+    """Those of `secrets` whose source the run collapsed (all, when the event lists no sourceIds).
 
     Which entries a run collapses is the host's choice: a secret left out of the run cannot leak
     through it, so only the collapsed ones are evidence, and none at all is BLOCKED.
     """
-    listed, corpus = seen.result.source_ids, seen.corpus
-    secrets = {s.id: s.sensitive for s in corpus.secrets}
-    if listed is None:
+    listed = seen.result.source_ids
+    if listed is None or not secrets:
         return secrets
     collapsed = set(map(str, listed))
-    by_value = {s.id: next(e["id"] for e in seen.entries if s.value in e["content"]) for s in corpus.secrets}
-    kept = {sid: value for sid, value in secrets.items() if by_value[sid] in collapsed}
+    carrying = {
+        sid: {e["id"] for e in seen.entries if value in e["content"]} for sid, value in secrets.items()
+    }
+    kept = {sid: value for sid, value in secrets.items() if carrying[sid] & collapsed}
     if not kept:
         ctx.ignored_input(
             requirement_id, "the run collapsed none of the secret-bearing sources (per its sourceIds)"
@@ -108,12 +119,29 @@ def _collapsed_secrets(ctx: Scenario, seen: Seen, requirement_id: str) -> dict[s
     return kept
 
 
+def _bound_secrets(ctx: Scenario, seen: Seen, requirement_id: str) -> dict[str, str]:
+    """The collapsed secrets the host is bound to redact; nothing (and why) when none binds it."""
+    secrets = seen.bound.secrets()
+    if not secrets:
+        sr1.mark_unbound(ctx, requirement_id, seen.bound, "the corpus secrets")
+    return _collapsed(ctx, seen, requirement_id, secrets)
+
+
+def _bound_note(seen: Seen, sid: str, where: str) -> str:
+    why = (
+        "registered BYOK secret"
+        if sid == seen.corpus.registered.secret_id
+        else "the host's own put redacts it"
+    )
+    return f"{sid} absent from {where} ({why})"
+
+
 @pytest.mark.requirement(ECHO)
 def test_no_secret_echo(ctx, observed):
     with observed as seen:
         if seen.read is None:
             return
-        for sid, secret in _collapsed_secrets(ctx, seen, ECHO).items():
+        for sid, secret in _bound_secrets(ctx, seen, ECHO).items():
             sr1.check_no_leak(
                 ctx,
                 ECHO,
@@ -121,7 +149,7 @@ def test_no_secret_echo(ctx, observed):
                 "answer",
                 seen.result.reply.text,
                 {sid: secret},
-                f"{sid} absent from the answer",
+                _bound_note(seen, sid, "the answer"),
             )
 
 
@@ -130,7 +158,7 @@ def test_no_secret_readback(ctx, observed):
     with observed as seen:
         if seen.read is None:
             return
-        plain = _collapsed_secrets(ctx, seen, READBACK)
+        plain = _bound_secrets(ctx, seen, READBACK)
         if seen.read.entry is None:
             reason = (
                 "no read surface"
@@ -148,7 +176,37 @@ def test_no_secret_readback(ctx, observed):
                 "read back",
                 stored,
                 {sid: secret},
-                f"{sid} absent from the persisted entry",
+                _bound_note(seen, sid, "the persisted entry"),
+            )
+
+
+@pytest.mark.requirement(SHAPES)
+def test_unbound_shapes(ctx, observed):
+    """The corpus secrets the host's own put keeps (or was not seen to redact): SHOULD not survive either.
+    When its put redacts every one, they are the MUSTs' above, and this test has nothing of its own."""
+    with observed as seen:
+        if seen.read is None:
+            return
+        unbound = _collapsed(ctx, seen, SHAPES, seen.bound.unbound_secrets())
+        if not seen.bound.unbound_secrets():
+            ctx.inapplicable(
+                SHAPES,
+                "the host's own put redacts every corpus secret: they are graded as MUSTs "
+                "(no-secret-echo, no-secret-readback); the generated shapes are this requirement's",
+            )
+            return
+        views = [("seam-answer", "answer", seen.result.reply.text)]
+        if seen.read.entry is not None:
+            views.append(("read-route", "read back", json.dumps(seen.read.entry, ensure_ascii=False)))
+        for surface, label, text in views:
+            sr1.check_no_leak(
+                ctx,
+                SHAPES,
+                surface,
+                label,
+                text,
+                unbound,
+                f"{label}: no corpus secret survives, not even one the host's own put keeps",
             )
 
 
@@ -160,21 +218,24 @@ def _content(seen: Seen) -> list[tuple[str, str, str]] | None:
 
 
 UNSEEN = "neither outputContent nor a read surface shows the compacted content"
-CONTENT = sr1.text_checks(markers=MARKERS, beside=PROSE, verbatim=VERBATIM, forms=FORMS, split=SPLIT)
+CONTENT = sr1.text_checks(
+    markers=MARKERS, beside=PROSE, verbatim=VERBATIM, forms=FORMS, split=SPLIT, partial=PARTIAL
+)
 
 
 @per_requirement(CONTENT)
 def test_compacted_content(ctx, observed, rid):
-    """Markers in place, text beside them, the prose verbatim, no form leak, no split secret."""
+    """Markers in place, text beside them, the prose verbatim, no form leak, no split secret, no
+    fragment of a secret beside its marker."""
     with observed as seen:
-        sr1.grade_texts(ctx, rid, _content(seen), CONTENT[rid], seen.plan, UNSEEN)
+        sr1.grade_texts(ctx, rid, _content(seen), CONTENT[rid], seen.bound, UNSEEN)
 
 
 @pytest.mark.requirement(REGISTERED)
 def test_registered_secret_redacted(ctx, observed):
     with observed as seen:
         check = sr1.check_registered_marker if seen.registered else (lambda *_: None)
-        sr1.grade_texts(ctx, REGISTERED, _content(seen), check, seen.plan, UNSEEN)
+        sr1.grade_texts(ctx, REGISTERED, _content(seen), check, seen.bound, UNSEEN)
         if seen.read is not None and not seen.registered:
             ctx.block(REGISTERED, "the host offers no BYOK registration seam (POST /v1/test/secrets → 404)")
 
@@ -197,7 +258,10 @@ def test_no_secret_in_tags(ctx, observed):
             _source_tags_kept(ctx, seen.source_tags)
         if seen.logged is None:
             return
-        tag_secrets = {s.id: s.sensitive for s in seen.corpus.tag_secrets}
+        tag_secrets = seen.bound.tags()
+        if not tag_secrets:
+            sr1.mark_unbound(ctx, TAGS, seen.bound, "the tag secrets")
+            return
         views = [("seam-answer", "answer payload", seen.result.payload)]
         if seen.read.entry is not None:
             views.append(("read-route", "read-back tags", seen.read.entry.get("tags")))

@@ -1,7 +1,9 @@
 """RFC 0062 §B(3): SR-1 carried forward into the archive, the index, the event and every answer.
 
 The SR-1 corpus (conformance/oracles/sr1.py) is distilled twice, without and with the secret canary;
-every surface the second run left readable is scanned with the shared SR-1 checks.
+every surface the second run left readable is scanned with the shared SR-1 checks. As for compaction
+(RFC 0012 §D), the MUSTs look for the secrets the host is bound to redact: the registered BYOK value,
+form leaks, and every corpus secret its own put redacts (oracles/put_baseline.py, once per run).
 """
 
 import json
@@ -18,6 +20,7 @@ from conformance.surfaces import MemorySurfaces, read_output
 
 NO_SECRET, CANARY_ID = "rfc0062.B3.no-secret", "rfc0062.B3.canary"
 MARKERS, PROSE, SPLIT = "rfc0062.B3.markers-present", "rfc0062.B3.prose-survives", "rfc0062.B3.split-secret"
+PARTIAL = "rfc0062.B3.no-partial-disclosure"
 SURFACE_OF = {
     "answer": "seam-answer",
     "archive": "archive-route",
@@ -31,6 +34,7 @@ SURFACE_OF = {
 class Seen:
     plan: sr1.Plan = field(default_factory=sr1.plan)
     registered: bool | None = None
+    bound: sr1.Bound | None = None  # what the host is bound to redact (its put baseline, registration)
     plain: Distillation | None = None  # the run without the canary
     result: Distillation | None = None  # the same run with includeSecretCanary
     texts: dict[str, str] | None = None  # every text the run left readable, by label (see SURFACE_OF)
@@ -58,6 +62,8 @@ def _sources(plan: sr1.Plan) -> list[Any]:
         *plan.form_leaks,
         plan.split_head,
         plan.split_tail,
+        plan.registered_head,
+        plan.registered_tail,
         plan.registered,
     ]
 
@@ -91,6 +97,7 @@ def _surfaces(host: Driver, seams: DistillationSeams, ref: str, seen: Seen) -> N
 def _drive(host: Driver, seen: Seen) -> None:
     seams, block = host.distillation()
     seen.registered = sr1.register(MemorySurfaces(host.client), seen.plan.corpus)
+    seen.bound = sr1.bound(host, seen.plan, registered=seen.registered)
     sources, ref = _sources(seen.plan), host.unique_ref()
     indexed = block.get("indexEmitted") is True
     seen.plain = seams.run(ref, sources=sources, index=indexed)
@@ -103,12 +110,20 @@ observed = drive_once(_drive, Seen)
 
 @pytest.mark.requirement(NO_SECRET)
 def test_no_secret(ctx, observed):
+    """The secrets the host is bound to redact, and form leaks, which bind every host: so a host whose
+    put redacts no corpus secret and that offers no registration seam is graded on form leaks alone."""
     with observed as seen:
-        secrets = sr1.plain_secrets(seen.plan.corpus, registered=bool(seen.registered))
+        if seen.bound is None:
+            return
+        secrets = seen.bound.secrets()
         for label, text in (seen.texts or {}).items():
             surface = SURFACE_OF[label]
-            sr1.check_no_leak(ctx, NO_SECRET, surface, label, text, secrets, f"{label}: no corpus secret")
-            sr1.check_no_form_leak(ctx, NO_SECRET, surface, label, text, seen.plan)
+            if secrets:
+                note = (
+                    f"{label}: no secret the host is bound to redact (registered, or redacted by its own put)"
+                )
+                sr1.check_no_leak(ctx, NO_SECRET, surface, label, text, secrets, note)
+            sr1.check_no_form_leak(ctx, NO_SECRET, surface, label, text, seen.bound)
 
 
 @pytest.mark.requirement(CANARY_ID)
@@ -128,15 +143,16 @@ def test_canary(ctx, observed):
             sr1.check_no_leak(ctx, CANARY_ID, SURFACE_OF[label], label, text, secret, f"{label}: no canary")
 
 
-DISTILLED = sr1.text_checks(markers=MARKERS, verbatim=PROSE, split=SPLIT)
+DISTILLED = sr1.text_checks(markers=MARKERS, verbatim=PROSE, split=SPLIT, partial=PARTIAL)
 
 
 @per_requirement(DISTILLED)
 def test_distilled_text(ctx, observed, rid):
-    """Markers in place, the prose verbatim, no split secret: wherever the distilled text is visible."""
+    """Markers in place, the prose verbatim, no split secret, no fragment of a secret beside its marker:
+    wherever the distilled text is visible."""
     with observed as seen:
         texts = (
             None if seen.texts is None else [(SURFACE_OF[lbl], lbl, t) for lbl, t in seen.distilled.items()]
         )
         unseen = "the distilled text is not visible (no read surface, no archive route)"
-        sr1.grade_texts(ctx, rid, texts, DISTILLED[rid], seen.plan, unseen)
+        sr1.grade_texts(ctx, rid, texts, DISTILLED[rid], seen.bound, unseen)

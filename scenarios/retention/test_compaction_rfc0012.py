@@ -6,12 +6,14 @@ nothing; a real run of each project must log exactly one `memory.compacted` even
 (found by its outputId in `GET /v1/host/events`), naming exactly the node's sources as read back.
 
 SR-1: one eligible group whose summaries and titles carry the suite's secret corpus (secret-shaped
-values in framing sentences, a secret split across two consecutive sources, form leaks, a registered
+values in framing sentences, secrets split across two consecutive sources, form leaks, a registered
 BYOK secret when the host has a registration seam) next to plain prose. The node read back must carry
-none of them, a marker wherever it kept a secret's surrounding text, and some text beside the markers
-(a node that summarises in its own words need not keep the prose verbatim: "Combined summary of all
-source memories"); the sources stay verbatim. The corpus sentences and the checks are the shared SR-1
-oracle's (conformance/oracles/sr1.py).
+none of the secrets the host is bound to redact (the registered value, and each corpus secret its own
+put redacts: RFC 0012 §D), no form leak, a marker wherever it kept such a secret's surrounding text,
+and some text beside the markers (a node that summarises in its own words need not keep the prose
+verbatim: "Combined summary of all source memories"); the sources stay verbatim. No fragment of a
+secret stands beside its marker (a SHOULD of its own). The corpus sentences, what binds and the checks
+are the shared SR-1 oracle's (conformance/oracles/sr1.py).
 """
 
 import json
@@ -38,6 +40,7 @@ from conformance.profiles.retention.seams import (
 from conformance.surfaces import MemorySurfaces, read_events
 
 EVENT, SR1 = "p11.compaction.rfc0012-event", "p11.compaction.sr1-carry-forward"
+PARTIAL = "p11.compaction.no-partial-disclosure"
 SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 TITLE_MAX = 512  # docs/retention-profile.md: a title is at most 512 characters
 Memories = list[dict[str, Any]]
@@ -269,7 +272,8 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx, events):
 
 
 def _sr1_group(host: Driver, plan: sr1.Plan, size: int, age: Any, kind: str) -> Memories:
-    """The group's memories, the corpus sentences spread over their summaries and titles."""
+    """The group's memories, the corpus sentences spread over their summaries and titles; the registered
+    value split across the second and third sources when the group has three (`_splits`)."""
     corpus = plan.corpus
     summaries: list[list[str]] = [[] for _ in range(size)]
     titles = [f"Runbook {n}" for n in range(size)]
@@ -288,10 +292,19 @@ def _sr1_group(host: Driver, plan: sr1.Plan, size: int, age: Any, kind: str) -> 
     texts = [" ".join(parts) for parts in summaries]
     texts[0] += f" {plan.split_head}"
     texts[1] = f"{plan.split_tail} {texts[1]}"
+    if sr1.REGISTERED_SPLIT in _splits(size):
+        texts[1] += f" {plan.registered_head}"
+        texts[2] = f"{plan.registered_tail} {texts[2]}"
     group = _group(host, "secret", size, age, kind=kind)
     for item, title, text in zip(group, titles, texts, strict=True):
         item["title"], item["summary"] = title, text
     return group
+
+
+def _splits(size: int) -> frozenset[str]:
+    """The split secrets a group of `size` holds: the corpus one across its first two sources, the
+    registered value across the next two when there are three."""
+    return frozenset({sr1.CORPUS_SPLIT, sr1.REGISTERED_SPLIT} if size >= 3 else {sr1.CORPUS_SPLIT})
 
 
 @dataclass
@@ -299,6 +312,7 @@ class Secrets(Gated):
     plan: sr1.Plan = field(default_factory=sr1.plan)
     group: Memories = field(default_factory=list)
     registered: bool | None = None
+    bound: sr1.Bound | None = None  # what the host is bound to redact (its put baseline, registration)
     dry: dict[str, Any] | None = None
     real: dict[str, Any] | None = None
     after: Listing | None = None
@@ -308,8 +322,12 @@ class Secrets(Gated):
         title, summary = (self.node.get(k) for k in ("title", "summary"))
         return (title if isinstance(title, str) else ""), (summary if isinstance(summary, str) else "")
 
-    def secrets(self) -> dict[str, str]:
-        return sr1.plain_secrets(self.plan.corpus, registered=bool(self.registered))
+    def planted(self) -> dict[str, str]:
+        """Every secret planted in the sources (the registered one once registered): the control's."""
+        secrets = {s.id: s.sensitive for s in self.plan.corpus.secrets}
+        if self.registered:
+            secrets[self.plan.corpus.registered.secret_id] = self.plan.corpus.registered.value
+        return secrets
 
 
 def _drive_secrets(host: Driver, seen: Secrets) -> None:
@@ -322,6 +340,7 @@ def _drive_secrets(host: Driver, seen: Secrets) -> None:
     before = seams.listing(project)
     # Registered after seeding: only redaction at compaction time can know this secret.
     seen.registered = sr1.register(MemorySurfaces(host.client), seen.plan.corpus)
+    seen.bound = sr1.bound(host, seen.plan, registered=seen.registered, splits=_splits(size))
     seen.dry = seams.run(project, NOW, dry_run=True)
     seen.real = seams.run(project, NOW, dry_run=False)
     seen.after, nodes = _new_nodes(seams, project, before)
@@ -337,7 +356,7 @@ def _check_sources(ctx: Scenario, seen: Secrets) -> list[dict[str, Any]]:
     """Control: the oracle finds every planted secret in the sources as read back; the sources rows."""
     sources = [seen.after.memories.get(item["id"]) or {} for item in seen.group]
     source_text = "\n".join(f"{row.get('title')}\n{row.get('summary')}" for row in sources)
-    secrets = seen.secrets()
+    secrets = seen.planted()
     planted = {sid for sid in secrets if find_leaks(source_text, {sid: secrets[sid]})}
     ctx.check(
         SR1,
@@ -354,9 +373,11 @@ def _check_sources(ctx: Scenario, seen: Secrets) -> list[dict[str, Any]]:
 
 
 def _check_leaks(ctx: Scenario, seen: Secrets) -> None:
-    """No secret in the node's title or summary, whole or split, no form leak, none in the reports."""
-    title, summary = seen.texts()
-    for sid, secret in seen.secrets().items():
+    """No secret the host is bound to redact in the node's title or summary, whole or split, nor in the
+    reports; no form leak (which binds every host). A split secret nothing binds is not looked for."""
+    title, summary, bound = *seen.texts(), seen.bound
+    secrets = bound.secrets()
+    for sid, secret in secrets.items():
         for label, text in (("title", title), ("summary", summary)):
             sr1.check_no_leak(
                 ctx,
@@ -367,8 +388,11 @@ def _check_leaks(ctx: Scenario, seen: Secrets) -> None:
                 {sid: secret},
                 f"{sid} absent from the node's {label}",
             )
-    sr1.check_split_secret(ctx, SR1, "retention-memories", "the node's summary", summary, seen.plan)
-    sr1.check_no_form_leak(ctx, SR1, "retention-memories", "the node", f"{title}\n{summary}", seen.plan)
+    if bound.splits():
+        sr1.check_split_secret(ctx, SR1, "retention-memories", "the node's summary", summary, bound)
+    sr1.check_no_form_leak(ctx, SR1, "retention-memories", "the node", f"{title}\n{summary}", bound)
+    if not secrets:
+        return
     for label, report in (("dry-run report", seen.dry), ("real-run report", seen.real)):
         sr1.check_no_leak(
             ctx,
@@ -376,8 +400,8 @@ def _check_leaks(ctx: Scenario, seen: Secrets) -> None:
             "retention-run",
             label,
             json.dumps(report),
-            seen.secrets(),
-            f"the {label} carries no secret",
+            secrets,
+            f"the {label} carries no secret the host is bound to redact",
         )
 
 
@@ -385,17 +409,24 @@ def _check_in_place(ctx: Scenario, seen: Secrets) -> None:
     """Where the node kept the prose around a secret, a [REDACTED:…] marker stands where the secret was
     (SR-1: replaced, not silently dropped). A node that summarises in its own words keeps no frame, and
     then there is no place to look at: the leak checks still hold it to SR-1."""
-    title, summary = seen.texts()
-    dropped = dict.fromkeys(sr1.unmarked(summary, seen.plan.frames), True)
+    title, summary, bound = *seen.texts(), seen.bound
+    registered_id = seen.plan.corpus.registered.secret_id
+    frames = {sid: frame for sid, frame in bound.frames().items() if sid != registered_id}
+    dropped = dict.fromkeys(sr1.unmarked(summary, frames), True)
     in_title = sr1.segments(title, ": rotated ", ["; ", " ("])
     if len(title) >= TITLE_MAX:  # a title capped at its limit may cut its last secret's marker short
         in_title = in_title[:-1]
+    # A title segment is judged when the secret planted there binds the host (_sr1_group's order).
+    shortest = sorted(seen.plan.corpus.secrets, key=lambda s: len(s.value))
+    judged = [n for n in range(len(in_title)) if shortest[n % len(shortest)].id in frames]
     # Keys name places, never the text there (which would be the secret itself).
-    dropped.update({f"title segment {n}": True for n, segment in enumerate(in_title) if not markers(segment)})
+    dropped.update({f"title segment {n}": True for n in judged if not markers(in_title[n])})
     if seen.registered:
-        marker = f"[REDACTED:{seen.plan.corpus.registered.secret_id}]"
+        marker = f"[REDACTED:{registered_id}]"
         if any(marker not in segment for segment in sr1.segments(summary, sr1.VAULT, [sr1.VAULT_END])):
-            dropped[seen.plan.corpus.registered.secret_id] = True
+            dropped[registered_id] = True
+    if not frames and not seen.registered:
+        return  # nothing bound whose place to look at: the form-leak check still holds the node to SR-1
     ctx.check(
         SR1,
         not dropped,
@@ -420,7 +451,7 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx, secrets):
             "retention-memories",
             "the node's summary",
             seen.texts()[1],
-            seen.plan,
+            seen.bound,
             note="negative: redaction did not empty the node's summary (text remains beside the markers)",
         )
         altered = [
@@ -434,4 +465,15 @@ def test_secrets_in_sources_never_reach_the_compacted_node(ctx, secrets):
             {"sources": [item["id"] for item in seen.group], "altered": altered},
             surface="retention-memories",
             note="negative: the sources themselves are not redacted (preserved evidence, read back verbatim)",
+        )
+
+
+@pytest.mark.requirement(PARTIAL)
+def test_no_fragment_of_a_secret_beside_its_marker(ctx, secrets):
+    with secrets as seen:
+        if not applies(ctx, seen, PARTIAL) or seen.node is None:
+            return
+        title, summary = seen.texts()
+        sr1.check_no_partial_disclosure(
+            ctx, PARTIAL, "retention-memories", "the node", f"{title}\n{summary}", seen.bound
         )
