@@ -307,9 +307,9 @@ def _check_emitted(ctx: Scenario, run: IndexedRun, label: str) -> None:
         note=f"{label}: a workspace.updated event for {INDEX_PATH} was logged while the run was in "
         "flight, naming a version the index reached then (the resulting version, never the one before)",
     )
-    for event in mine[:2]:
+    if mine:  # the first only: a parallel run's events in the window must not change the count
         ctx.check_schema(
-            EMITTED, "run-event-payloads#/$defs/workspaceUpdated", event["payload"], surface="event-log"
+            EMITTED, "run-event-payloads#/$defs/workspaceUpdated", mine[0]["payload"], surface="event-log"
         )
 
 
