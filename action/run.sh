@@ -14,7 +14,7 @@
 #
 # Outputs, as key=value lines: appended to $GITHUB_OUTPUT in GitHub Actions, else written to
 # $OPENWOP_OUTPUT_DIR/outputs.txt: verdict (the bundle's headline: CONFORMING, NONCONFORMING,
-# INCOMPLETE, PARTIAL), bundle, junit, summary, allure-results, exit-code.
+# INCOMPLETE, PARTIAL, BASELINED, INAPPLICABLE), bundle, junit, summary, allure-results, exit-code.
 # The exit code is the suite's (0 passed, 1 failed, 2 could not start, …).
 set -uo pipefail
 

@@ -7,7 +7,8 @@ For each case (`clean`, then every fault given, or every fault `--faults-from` l
 on a free port with two tenants, test seams and its own SQLite file; the suite checkout's own venv runs
 `pytest scenarios` against it; the bundle is written to OUT/<case>.json. `--targeted` runs only the
 scenario files that name the fault's requirement (quoted) instead of the whole suite. Pair it with
-`python -m bench.verdict_diff OUT_BEFORE OUT_AFTER`.
+`python -m bench.verdict_diff OUT_BEFORE OUT_AFTER`. Scenarios that draw their inputs (issue 23) grade
+with assertion counts that follow the drawn sizes: pass the same `--input-seed` to both runs.
 
 Why a second checkout and a host command: the host under both runs must be the same one (a frozen
 clone) so that only the suite can differ.
@@ -74,6 +75,7 @@ def run_case(args: argparse.Namespace, case: str, fault: str | None, files: list
             suite += [f"--host-url={url}", f"--host-token={TOKEN_A}", f"--tenant-b-token={TOKEN_B}"]
             suite += ["-p", "no:cacheprovider", "-q", f"--report={args.out / f'{case}.json'}"]
             suite += ["-n", str(args.workers)] if args.workers else []
+            suite += [f"--input-seed={args.input_seed}"] if args.input_seed is not None else []
             done = subprocess.run(suite, cwd=args.suite, capture_output=True, text=True)
             (args.out / f"{case}.log").write_text(done.stdout[-20000:] + done.stderr[-5000:])
             return done.returncode
@@ -93,6 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-clean", action="store_true", help="skip the clean host")
     parser.add_argument("--targeted", action="store_true", help="only the files citing the requirement")
     parser.add_argument("--workers", type=int, default=0, help="pytest-xdist workers (0: none)")
+    parser.add_argument(
+        "--input-seed",
+        type=int,
+        default=None,
+        help="the suite's --input-seed (drawn inputs move assertion counts: fix it to compare two runs; "
+        "only for a checkout that has the option)",
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     targets = fault_requirements(shlex.split(args.list))

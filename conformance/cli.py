@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from conformance import NAME, explain, requirements, scenario_index
+from conformance import NAME, explain, inputs, requirements, scenario_index
 from conformance.certify import commands as certify_commands
 from conformance.certify.bundles import BundleError
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
@@ -92,6 +92,13 @@ def _integer(raw: str) -> int:
         return int(raw)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{raw!r} is not an integer") from None
+
+
+def _seed(raw: str) -> int:
+    try:
+        return inputs.parse_seed(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number in 0..{inputs.SEED_MAX}") from None
 
 
 def _boolean(raw: str) -> bool:
@@ -153,6 +160,15 @@ ENV_OPTIONS = (
         "Largest decoded answer (bytes, x>=1).",
         "BYTES",
     ),
+    EnvOption(
+        "--input-seed",
+        inputs.SEED_ENV,
+        _seed,
+        None,
+        "Seed of the inputs scenarios draw (seed counts, sizes, text, tags); default a fresh one per run, "
+        "recorded in the bundle and in every rerun command.",
+        "N",
+    ),
 )
 
 
@@ -172,6 +188,7 @@ class RunOptions:
     require_behavior: bool
     request_timeout: float
     max_answer_bytes: int
+    input_seed: int | None
     workers: int
     disable: list[str]
     requirements: tuple[str, ...] = ()  # --requirement: ids or globs, passed to the plugin
@@ -398,6 +415,8 @@ def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
         args.append(f"--baseline={options.baseline}")
     if options.host_build:
         args.append(f"--host-build={options.host_build}")
+    if options.input_seed is not None:
+        args.append(f"--input-seed={options.input_seed}")
     args += [f"--profile={p}" for p in options.profiles]
     if options.workers:
         args += ["-n", str(options.workers)]

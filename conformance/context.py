@@ -12,6 +12,7 @@ from typing import Any
 from conformance import schemas
 from conformance.client import HostClient, Reply
 from conformance.discovery import Discovery
+from conformance.inputs import Draws
 from conformance.outcomes import Blocked, ScenarioStop
 from conformance.profiles import MemoryProfiles, compaction, distillation, memory_profiles, retention
 from conformance.profiles.compaction.seams import CompactionSeams
@@ -30,6 +31,7 @@ class Session:
     probes: dict[str, int | ScenarioStop] = field(default_factory=dict)
     # what the host's own put stored for each text the SR-1 scenarios plant (oracles/put_baseline.py)
     put_probes: dict[str, Any] = field(default_factory=dict)
+    input_seed: int = 0  # the run's seed of drawn inputs (conformance/inputs.py)
 
     def probed(self, key: str, probe: Callable[[], Reply]) -> int:
         """A seam probe's status, asked once per run.
@@ -70,6 +72,10 @@ class Driver:
 
     def unique_id(self, label: str) -> str:
         return f"{label}-{uuid.uuid4().hex[:10]}"
+
+    def draws(self, key: str) -> Draws:
+        """The scenario's drawn inputs (conformance/inputs.py): the run's seed, this scenario's `key`."""
+        return Draws(self.session.input_seed, key)
 
     # -- gates (conformance/profiles/gate.py) -------------------------------------------------------
 

@@ -6,10 +6,14 @@
     INCOMPLETE     nothing failed, but something advertised could not be observed (BLOCKED), was
                    opted out (DISABLED) or was never graded (NOT-RUN)
     BASELINED      nothing new failed, but known failures were accepted by --baseline
+    INAPPLICABLE   nothing failed, but the host advertises none of the graded profiles (none of those
+                   --profile chose): only discovery and the common rows were graded
 
 Why BLOCKED is not CONFORMING: a host with every seam switched off would otherwise be certified by
-the few requirements it cannot hide (discovery, auth). A profile's verdict counts the common rows
-(discovery, auth, errors) too, since no profile is conformant on a host that fails them.
+the few requirements it cannot hide (discovery, auth). Why a host advertising no graded profile is not
+CONFORMING either: that word would be true of nothing the host claims, and on a badge it reads as a
+certificate. A profile's verdict counts the common rows (discovery, auth, errors) too, since no
+profile is conformant on a host that fails them.
 """
 
 from __future__ import annotations
@@ -56,7 +60,11 @@ def run_verdict(
     chosen = list(profiles) or list(GRADED_PROFILES)
     verdicts = [_profile_verdict(rows, name, partial) for name in chosen]
     if headline == "CONFORMING" and not any(v["advertised"] for v in verdicts):
-        reasons.append("the host advertises none of the graded profiles: only discovery and common rows")
+        headline = "INAPPLICABLE"
+        reasons.append(
+            f"the host advertises none of the graded profiles ({', '.join(chosen)}): only discovery and "
+            "the common rows were graded, so nothing certifies"
+        )
     return {
         "headline": headline,
         "line": f"{headline} — {_counts(rows)}" + (f": {reasons[0]}" if reasons else ""),

@@ -5,7 +5,8 @@
       request:  POST /v1/test/memory/compact → 200
       expected: sourceCount equals the live entries seeded
       observed: {"seeded": 4, "sourceCount": 5}
-      rerun:    openwop-memory-conformance run --host-url URL --requirement rfc0012.B.sourceCount-exact
+      rerun:    openwop-memory-conformance run --host-url URL --requirement rfc0012.B.sourceCount-exact \
+                --input-seed 1
 
 Why here and not in each reporter: the terminal, JUnit, Allure, the summary and the bundle all show
 this same text, so an implementer never has to open the bundle to learn what came back.
@@ -22,17 +23,24 @@ from conformance.outcomes import Outcome
 OBSERVED_LIMIT = 400  # characters of observed evidence in a message (the bundle keeps more)
 
 
-def rerun_command(requirement_id: str, host_url: str | None, *more: str) -> str:
-    """The shell command that grades just these requirements again (keys from the environment)."""
+def rerun_command(
+    requirement_id: str, host_url: str | None, *more: str, input_seed: int | None = None
+) -> str:
+    """The shell command that grades just these requirements again (keys from the environment), on
+    the same drawn inputs when the run's input seed is given (conformance/inputs.py)."""
     where = f" --host-url {host_url}" if host_url else ""
     chosen = "".join(f" --requirement {rid}" for rid in (requirement_id, *more))
-    return f"{NAME} run{where}{chosen}"
+    seed = f" --input-seed {input_seed}" if input_seed is not None else ""
+    return f"{NAME} run{where}{chosen}{seed}"
 
 
-def shared_stop(ids: list[str], outcome: Outcome, reason: str, host_url: str | None) -> str:
+def shared_stop(
+    ids: list[str], outcome: Outcome, reason: str, host_url: str | None, input_seed: int | None = None
+) -> str:
     """One line for several requirements of one test stopped by the same reason (a lost host, a
     gate): the reason once, not once per requirement."""
-    return f"{outcome.value} {', '.join(ids)}: {reason}; rerun: {rerun_command(ids[0], host_url, *ids[1:])}"
+    rerun = rerun_command(ids[0], host_url, *ids[1:], input_seed=input_seed)
+    return f"{outcome.value} {', '.join(ids)}: {reason}; rerun: {rerun}"
 
 
 def shown(value: Any, limit: int = OBSERVED_LIMIT) -> str:
@@ -51,6 +59,7 @@ def message(
     expected: str | None,
     observed: Any,
     host_url: str | None,
+    input_seed: int | None = None,
 ) -> str:
     """The text for one requirement's non-PASS outcome: a block when a check failed (expected and
     observed to compare), one line when the requirement stopped before any check could (BLOCKED,
@@ -58,7 +67,7 @@ def message(
     one line per test, not a page."""
     spec = requirements.get(requirement_id)
     head = f"{outcome.value} {spec.id} ({spec.section}; {spec.level})"
-    rerun = rerun_command(spec.id, host_url)
+    rerun = rerun_command(spec.id, host_url, input_seed=input_seed)
     if not expected:
         said = [f"{head}: {reason or 'no reason given'}"]
         said += [f"request: {request}"] if request else []

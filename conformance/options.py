@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES
+from conformance.inputs import SEED_ENV, SEED_MAX, WORKER_KEY, fresh_seed, parse_seed
 from conformance.secrecy import Secret
 
 DEFAULT_REQUEST_TIMEOUT = 20.0
@@ -30,6 +31,7 @@ class Options:
     junit: str | None = None  # --junit PATH: JUnit, one row per requirement
     summary_md: str | None = None  # --summary-md PATH: the Markdown summary
     host_build: str | None = None  # --host-build: the host's build, as its maintainers name it
+    input_seed: int = 0  # --input-seed: what the scenarios' varied inputs are drawn from (inputs.py)
 
     def public(self) -> dict[str, object]:
         """What the report may say about the options: never a token, only whether one was given."""
@@ -45,6 +47,7 @@ class Options:
             "profiles": list(self.profiles),
             "baseline": Path(self.baseline).name if self.baseline else None,  # no path of the machine
             "hostBuild": self.host_build,
+            "inputSeed": self.input_seed,
         }
 
 
@@ -117,6 +120,14 @@ def add_options(parser: pytest.Parser) -> None:
         help="The host build under test, recorded in the bundle (env OPENWOP_HOST_BUILD); "
         "as KIND:ID (commit:SHA, image-digest:sha256:HEX, artifact-sha256:HEX) it also serves export-v3.",
     )
+    group.addoption(
+        "--input-seed",
+        default=None,
+        metavar="N",
+        help="Seed of the inputs scenarios draw (seed counts, entry sizes, multi-byte text, tags), "
+        f"0..{SEED_MAX}; default a fresh one per run, recorded in the bundle and in every rerun "
+        f"command (env {SEED_ENV}).",
+    )
     group.addoption("--junit", default=None, metavar="PATH", help="Write JUnit XML, one row per requirement.")
     group.addoption("--summary-md", default=None, metavar="PATH", help="Write the Markdown summary here.")
     group.addoption(
@@ -169,7 +180,29 @@ def read_options(config: pytest.Config) -> Options:
         junit=config.getoption("junit"),
         summary_md=config.getoption("summary_md"),
         host_build=config.getoption("host_build") or env.get("OPENWOP_HOST_BUILD") or None,
+        input_seed=_input_seed(config),
     )
+
+
+def _input_seed(config: pytest.Config) -> int:
+    """The seed of the run's drawn inputs: an xdist worker's is its controller's; otherwise the option,
+    the environment, or a fresh one, written back to the options so that every later read (and the
+    workers the controller starts) agrees on it."""
+    handed = getattr(config, "workerinput", {}).get(WORKER_KEY)
+    if handed is not None:
+        return int(handed)
+    raw = config.getoption("input_seed") or os.environ.get(SEED_ENV) or None
+    if raw is None:
+        seed = fresh_seed()
+    else:
+        try:
+            seed = parse_seed(raw)
+        except ValueError:
+            raise pytest.UsageError(
+                f"--input-seed needs a whole number in 0..{SEED_MAX}, got {raw!r}"
+            ) from None
+    config.option.input_seed = str(seed)
+    return seed
 
 
 def _profiles(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ from conformance.discovery import (
     startup_problem,
 )
 from conformance.embedded import EmbeddedHost, boot_embedded
+from conformance.inputs import WORKER_KEY
 from conformance.messages import message, rerun_command, shared_stop
 from conformance.options import Options, add_options, read_options
 from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
@@ -129,6 +130,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadFileScheduling
 
     return LoadFileScheduling(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Every xdist worker draws its scenarios' inputs from the controller's seed (conformance/inputs.py)."""
+    node.workerinput[WORKER_KEY] = node.config.stash[OPTIONS].input_seed
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -262,7 +269,10 @@ def _start_session(config: pytest.Config, stack: ExitStack) -> Session:
             raise HostError(problem)
     _record_host(config.stash[RUN], url, embedded is not None, discovery)
     return Session(
-        client=tenant_a.client, tenant_b=tenant_b.client if tenant_b else None, discovery=discovery
+        client=tenant_a.client,
+        tenant_b=tenant_b.client if tenant_b else None,
+        discovery=discovery,
+        input_seed=options.input_seed,
     )
 
 
@@ -410,15 +420,16 @@ def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error
     results = _baselined(verdict.resolve(stop, error), item.config.stash[BASELINE])
     outcome = overall_outcome(results)
     reason = scrub(bounded_text(_test_reason(results, outcome), TEST_REASON_LIMIT)) or None
-    messages = {r.id: _message(r, options.host_url) for r in results if r.outcome is not Outcome.PASS}
-    text = scrub(_test_text(results, outcome, messages, options.host_url))
+    seed = options.input_seed  # in every rerun command: the same drawn inputs (conformance/inputs.py)
+    messages = {r.id: _message(r, options.host_url, seed) for r in results if r.outcome is not Outcome.PASS}
+    text = scrub(_test_text(results, outcome, messages, options.host_url, seed))
     payload = {
         "test": scenario_id(item.path, item.nodeid),
         "outcome": outcome.value,
         "reason": reason,
         "message": text or None,
         "requirements": [
-            _requirement_payload(r, messages.get(r.id), options.host_url)
+            _requirement_payload(r, messages.get(r.id), options.host_url, seed)
             | ({"implicit": True} if r.id not in declared(item) else {})
             for r in results
         ],
@@ -453,14 +464,20 @@ def _apply(item: pytest.Item, report: pytest.TestReport, graded: Graded) -> None
         report.longrepr = (location[0], location[1], text or f"{outcome.value}: {graded.reason}")
 
 
-def _test_text(results: list[Any], outcome: Outcome, messages: dict[str, str], host_url: str | None) -> str:
+def _test_text(
+    results: list[Any],
+    outcome: Outcome,
+    messages: dict[str, str],
+    host_url: str | None,
+    input_seed: int | None = None,
+) -> str:
     """What the test's report shows: the messages of the requirements that gave it its outcome, or
     one line when they all stopped for the same reason before any check."""
     chosen = [r for r in results if r.outcome == outcome and r.id in messages]
     reasons = {r.reason for r in chosen}
     if len(chosen) > 1 and len(reasons) == 1 and None not in reasons and not any(r.expected for r in chosen):
         reason = bounded_text(chosen[0].reason, REASON_LIMIT)
-        return shared_stop([r.id for r in chosen], outcome, reason, host_url)
+        return shared_stop([r.id for r in chosen], outcome, reason, host_url, input_seed)
     return "\n".join(messages[r.id] for r in chosen)
 
 
@@ -478,7 +495,7 @@ def _baselined(results: list[Any], baseline: Baseline | None) -> list[Any]:
     return results
 
 
-def _message(result: Any, host_url: str | None) -> str:
+def _message(result: Any, host_url: str | None, input_seed: int | None = None) -> str:
     return message(
         result.id,
         result.outcome,
@@ -487,10 +504,13 @@ def _message(result: Any, host_url: str | None) -> str:
         expected=result.expected,
         observed=result.observed,
         host_url=host_url,
+        input_seed=input_seed,
     )
 
 
-def _requirement_payload(result: Any, text: str | None, host_url: str | None = None) -> dict[str, Any]:
+def _requirement_payload(
+    result: Any, text: str | None, host_url: str | None = None, input_seed: int | None = None
+) -> dict[str, Any]:
     """One requirement's result as it crosses to the controller (and into the bundle)."""
     found = {
         "id": result.id,
@@ -505,7 +525,7 @@ def _requirement_payload(result: Any, text: str | None, host_url: str | None = N
             "request": result.request,
             "expected": bounded_text(result.expected, REASON_LIMIT) if result.expected else None,
             "observed": _observed_field(result.observed),
-            "rerun": rerun_command(result.id, host_url),
+            "rerun": rerun_command(result.id, host_url, input_seed=input_seed),
         }
     return found
 

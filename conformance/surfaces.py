@@ -55,10 +55,10 @@ class MemorySurfaces:
         return True
 
 
-def read_events(client: HostClient, event_type: str) -> list[dict[str, Any]] | None:
-    """Every logged event of a type (paged), or None when the host offers no event log."""
+def read_events(client: HostClient, event_type: str, after: int = 0) -> list[dict[str, Any]] | None:
+    """Every logged event of a type after sequence `after` (paged), or None when the host offers no
+    event log."""
     found: list[dict[str, Any]] = []
-    after = 0
     while True:
         reply = client.request("GET", EVENTS, params={"type": event_type, "after": after, "limit": 1000})
         if reply.status in ABSENT:

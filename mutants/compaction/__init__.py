@@ -6,11 +6,12 @@ compaction requirements are the ones to catch.
 from __future__ import annotations
 
 from mutants import sr1
-from mutants.compaction import event, output, record, sources
+from mutants.compaction import event, expiry, output, record, sources
 from mutants.model import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
     *sources.MUTANTS,
+    *expiry.MUTANTS,
     *output.MUTANTS,
     *event.MUTANTS,
     *record.MUTANTS,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import sqlalchemy as sa
@@ -75,6 +76,14 @@ class InPlaceSilentWorkspace(InPlaceWorkspace, SilentWorkspace):
     """A rewrite in place that no event tells of."""
 
 
+class PreviousVersionAnnounced(WorkspaceStore):
+    """Every write's `workspace.updated` names the version before the write (0 for the first), not
+    the resulting one: the next run's event carries exactly what this run's should have."""
+
+    def announce(self, conn: sa.Connection, tenant: str, file: WorkspaceFile) -> None:
+        super().announce(conn, tenant, dataclasses.replace(file, version=file.version - 1))
+
+
 MUTANTS: tuple[Mutant, ...] = (
     mutant(
         "index-wrong-count",
@@ -103,6 +112,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "no workspace.updated event",
         replacing(distill_workspace=workspace_as(SilentWorkspace)),
+    ),
+    mutant(
+        "index-event-previous-version",
+        "rfc0062.B5.workspace-updated-emitted",
+        "FAIL",
+        "every workspace.updated event names the version before the write",
+        replacing(distill_workspace=workspace_as(PreviousVersionAnnounced)),
     ),
     mutant(
         "index-carries-text",

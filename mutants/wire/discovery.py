@@ -118,6 +118,19 @@ MUTANTS: tuple[Mutant, ...] = (
         "maxOutputBytes > maxEntrySizeBytes",
         setting(*COMPACTION, "maxOutputBytes", to=lambda config: config.max_entry_size_bytes * 2),
     ),
+    on_discovery(  # allowed behaviour (RFC 0012 §A: the ceiling is optional), as OpenWOP's app backend
+        "compaction-no-max-output",
+        "rfc0012.limits.output-within-max",
+        "UNSUPPORTED",
+        "compaction advertised without the optional maxOutputBytes (allowed: the limits rows do not apply)",
+        dropping(*COMPACTION, "maxOutputBytes"),
+    ).also(
+        {
+            "rfc0012.limits.output-valid-utf8": "UNSUPPORTED",
+            "rfc0012.limits.marker-not-cut": "UNSUPPORTED",
+            "rfc0012.A.output-within-entry-size": "UNSUPPORTED",
+        }
+    ),
     on_discovery(
         "compaction-not-advertised",
         "rfc0012.A.advertised",

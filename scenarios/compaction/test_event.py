@@ -1,8 +1,11 @@
 """RFC 0012 §B: the memory.compacted event — shape, counts, ids, byte size, trigger, emission.
 
-One compaction of four non-ASCII entries per module. The event is observed on two surfaces: the compact
-seam's answer (`{type, payload, outputContent}`, the shape OpenWOP's own scenarios read) and, when the
-host offers one, the event log. Every §B field is checked on each surface that shows it.
+One compaction per module of four fixed non-ASCII entries and a drawn number (0-8) of drawn ones
+(multi-byte words, tags, order: conformance/inputs.py), since no §B field depends on how many entries
+a run collapses or what they say. The event is observed on two surfaces: the compact seam's answer
+(`{type, payload, outputContent}`, the shape OpenWOP's own scenarios read) and, when the host offers
+one, the event log, where it is the one naming the run's own outputId. Every §B field is checked on
+each surface that shows it.
 """
 
 from dataclasses import dataclass, field
@@ -34,6 +37,7 @@ CONTENTS = [
     "Emoji survive too: deployment went fine ✅🚀.",
     "Plain ASCII note about the quarterly planning meeting.",
 ]
+EXTRA = (0, 8)  # drawn entries beside CONTENTS: seeds of 4-12 entries
 
 
 @dataclass
@@ -57,9 +61,12 @@ class Seen:
 
 def _drive(host: Driver, seen: Seen) -> None:
     seams, seen.block = host.compaction()
+    draws = host.draws("compaction/event")
     seen.ref = host.unique_ref()
-    seen.seeded = {host.unique_id(f"event-src-{i}"): c for i, c in enumerate(CONTENTS)}
-    seams.seed(seen.ref, [entry(i, c) for i, c in seen.seeded.items()])
+    drawn = [draws.text(f"Drawn note {n}:") for n in range(draws.count(*EXTRA))]
+    seen.seeded = {host.unique_id(f"event-src-{i}"): c for i, c in enumerate([*CONTENTS, *drawn])}
+    items = [entry(i, c, tags=draws.tags()) for i, c in seen.seeded.items()]
+    seams.seed(seen.ref, draws.shuffled(items))
     seen.result = Compaction(seams.compact(seen.ref))
     seen.read = read_output(seams, seen.ref, seen.result.output_id)
     seen.logged = logged_event(seams, seen.result.output_id)

@@ -3,6 +3,8 @@
 `maxOutputBytes` is an informational ceiling (SHOULD be honoured); a capped output must still be
 UTF-8 text (MUST: no code point cut), and SHOULD not end in half a redaction marker. Only runs whose
 collapsed sources (per the event's sourceCount) exceed the ceiling say anything about the cap.
+RFC 0012 §A makes `maxOutputBytes` optional: a host that does not advertise one has no ceiling to
+grade, so these rows are inapplicable (UNSUPPORTED) there, as rfc0012.A.output-within-entry-size is.
 
 The driver compacts four multi-byte runs, then runs of secret-bearing sources with the cut aimed at the
 opening of a marker; each requirement is graded on every run that reached the cap.
@@ -42,6 +44,7 @@ FILLER = (
     "was rotated after the quarterly audit, and the platform team updated the runbook, the alert "
     "routing and the on-call notes so that nobody pastes a live credential into a ticket again."
 )
+UNADVERTISED = "maxOutputBytes not advertised (optional, RFC 0012 §A): no ceiling to grade"
 NEVER_ACTED = "no run collapsed enough sources (per sourceCount) to reach maxOutputBytes: the cap never acted"
 
 
@@ -61,6 +64,7 @@ class Run:
 @dataclass
 class Seen:
     max_out: int = 0
+    unadvertised: bool = False  # no maxOutputBytes in the compaction block: nothing to grade
     unreachable: str = ""  # why no run can exceed the cap (then none was made)
     runs: list[Run] = field(default_factory=list)
     finished: bool = False
@@ -138,8 +142,11 @@ def _marker_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any], se
 def _drive(host: Driver, seen: Seen) -> None:
     seams, block = host.compaction()
     max_out = block.get("maxOutputBytes")
+    if "maxOutputBytes" not in block:
+        seen.unadvertised = True
+        return
     if not isinstance(max_out, int) or max_out < 1:
-        seen.unreachable = "maxOutputBytes not advertised"
+        seen.unreachable = f"maxOutputBytes advertised as {max_out!r}: no ceiling a run can exceed"
         return
     seen.max_out = max_out
     _multibyte_runs(host, seams, block, seen)
@@ -184,8 +191,11 @@ def _cap_engaged(run: Run, max_out: int) -> bool:
 
 
 def _grade(ctx: Scenario, seen: Seen, rid: str, check: Callable[[Run, str, str], None]) -> None:
-    """`check(run, surface, text)` on every output of a run that reached the cap; BLOCKED when none
-    could, ignored input when none did."""
+    """`check(run, surface, text)` on every output of a run that reached the cap; inapplicable when no
+    ceiling is advertised, BLOCKED when none could be reached, ignored input when none was."""
+    if seen.unadvertised:
+        ctx.inapplicable(rid, UNADVERTISED)
+        return
     if seen.unreachable:
         ctx.block(rid, seen.unreachable)
         return

@@ -5,6 +5,8 @@ without saying so. The expiry requirements are graded only when something shows 
 stored: the read route returning the entry with its `expiresAt`, or not returning it while the live
 entries are; the seed answer echoing it; or, lacking both, the compaction leaving it out. Otherwise
 the input had no observable effect and the requirement is BLOCKED (`ignored_input`), never FAIL.
+
+Two seeds per run, their sizes, contents, tags and order drawn from the run's input seed (below).
 """
 
 from dataclasses import dataclass, field
@@ -15,9 +17,10 @@ import pytest
 
 from conformance.client import Reply
 from conformance.context import Driver, Scenario
+from conformance.inputs import Draws
 from conformance.observed import drive_once
 from conformance.profiles.compaction.checks import Compaction
-from conformance.profiles.compaction.seams import entry
+from conformance.profiles.compaction.seams import CompactionSeams, entry
 from conformance.surfaces import ReadBack, read_output
 
 EXPIRED_NOT_READABLE = "rfc0004.E.expired-not-readable"
@@ -38,14 +41,25 @@ class Expiry:
     reason: str
 
 
-@dataclass
-class Seen:
-    """Seed (three live entries, one expired), read the scope back, compact, read the output."""
+# Each run seeds two scopes whose sizes are drawn (conformance/inputs.py): a small one and one of at
+# least LARGE_SEED entries, so a host whose expiry breaks only in larger (or only in smaller) seeds is
+# caught on every seed the suite may draw, never on some. Contents (multi-byte words), tags and order
+# are drawn too; the expiry requirements depend on none of them.
+SMALL_LIVE = (2, 3)  # live entries beside the expired one: seeds of 3-4 entries
+LARGE_SEED = 5  # entries in the larger seed, at least ...
+LARGE_LIVE = (LARGE_SEED - 1, 11)  # ... and at most 12
 
+
+@dataclass
+class Scope:
+    """One seed (live entries, one expired), read back, compacted, its output read."""
+
+    label: str
     ref: str = ""
     live: list[str] = field(default_factory=list)
     expired: str = ""
-    expired_text: str = ""
+    expired_text: str = ""  # the expired entry's content
+    expired_marker: str = ""  # its opening, unique to it: never in the output
     past: str = ""
     seed_reply: Reply | None = None
     listing: Reply | None = None
@@ -54,40 +68,69 @@ class Seen:
     result: Compaction | None = None
     read: ReadBack | None = None
 
+    @property
+    def entries(self) -> int:
+        return len(self.live) + 1
+
+    def about(self) -> dict[str, Any]:
+        """Which seed a check looked at, for the evidence."""
+        return {"seed": self.label, "entries": self.entries}
+
+
+@dataclass
+class Seen:
+    """Two drawn seeds, each read back and compacted (a scope is appended once it is seeded)."""
+
+    scopes: list[Scope] = field(default_factory=list)
+
+
+def _seed_entries(host: Driver, draws: Draws, scope: Scope, live: int) -> list[dict[str, Any]]:
+    now = datetime.now(UTC)
+    scope.live = [host.unique_id(f"live-{n}") for n in range(live)]
+    scope.expired = host.unique_id("expired")
+    scope.expired_marker = "EXPIRED-NOTE-do-not-carry " + scope.expired
+    scope.expired_text = draws.text(scope.expired_marker)
+    scope.past = _stamp(now - timedelta(days=1))
+    future = draws.count(0, live - 1)  # one live entry carries an expiresAt still ahead
+    items = [
+        entry(
+            entry_id,
+            draws.text(f"Live note {n} ({entry_id}):"),
+            tags=draws.tags(),
+            expires_at=_stamp(now + timedelta(days=30)) if n == future else None,
+        )
+        for n, entry_id in enumerate(scope.live)
+    ]
+    expired = entry(scope.expired, scope.expired_text, tags=draws.tags(), expires_at=scope.past)
+    return draws.shuffled([*items, expired])
+
+
+def _drive_scope(
+    host: Driver, seams: CompactionSeams, draws: Draws, seen: Seen, label: str, live: int
+) -> None:
+    scope = Scope(label, host.unique_ref(label))
+    entries = _seed_entries(host, draws, scope, live)
+    scope.seed_reply = seams.seed(scope.ref, entries)
+    seen.scopes.append(scope)
+    scope.listing = seams.list_entries(scope.ref)
+    if scope.listing.status == 200 and isinstance(scope.listing.body, dict):
+        scope.direct = seams.read_entry(scope.ref, scope.expired)
+    scope.routed = True
+    scope.result = Compaction(seams.compact(scope.ref))
+    scope.read = read_output(seams, scope.ref, scope.result.output_id)
+
 
 def _drive(host: Driver, seen: Seen) -> None:
     seams, _ = host.compaction()
-    seen.ref = host.unique_ref()
-    seen.live = [host.unique_id("live-a"), host.unique_id("live-b"), host.unique_id("live-c")]
-    seen.expired = host.unique_id("expired")
-    seen.expired_text = "EXPIRED-NOTE-do-not-carry " + seen.expired
-    now = datetime.now(UTC)
-    seen.past = _stamp(now - timedelta(days=1))
-    seen.seed_reply = seams.seed(
-        seen.ref,
-        [
-            entry(
-                seen.live[0],
-                "Live note one about the release checklist.",
-                expires_at=_stamp(now + timedelta(days=30)),
-            ),
-            entry(seen.expired, seen.expired_text, expires_at=seen.past),
-            entry(seen.live[1], "Live note two about the on-call rota."),
-            entry(seen.live[2], "Live note three about the budget review."),
-        ],
-    )
-    seen.listing = seams.list_entries(seen.ref)
-    if seen.listing.status == 200 and isinstance(seen.listing.body, dict):
-        seen.direct = seams.read_entry(seen.ref, seen.expired)
-    seen.routed = True
-    seen.result = Compaction(seams.compact(seen.ref))
-    seen.read = read_output(seams, seen.ref, seen.result.output_id)
+    draws = host.draws("compaction/readback")
+    _drive_scope(host, seams, draws, seen, "small", draws.count(*SMALL_LIVE))
+    _drive_scope(host, seams, draws, seen, "large", draws.count(*LARGE_LIVE))
 
 
 observed = drive_once(_drive, Seen)
 
 
-def _seed_answer_view(seen: Seen) -> Expiry | None:
+def _seed_answer_view(seen: Scope) -> Expiry | None:
     """The seed answer, when it says something: echoing the expiry, or not planting the entry."""
     reply, live = seen.seed_reply, seen.live
     body = reply.body if isinstance(reply.body, dict) else {}
@@ -114,7 +157,7 @@ class Route:
     ignored: str = ""
 
 
-def _route(seen: Seen) -> Route:
+def _route(seen: Scope) -> Route:
     listing = seen.listing
     if seen.direct is None:
         return Route(None, blocked=f"no read surface (GET /v1/memory/… → {listing.status})")
@@ -123,19 +166,19 @@ def _route(seen: Seen) -> Route:
     shown = rows.get(seen.expired) or (
         direct.body if direct.status == 200 and isinstance(direct.body, dict) else None
     )
-    evidence = {"listedIds": sorted(map(str, rows))[:10], "getExpired": direct.summary()}
+    evidence = {**seen.about(), "listedIds": sorted(map(str, rows))[:12], "getExpired": direct.summary()}
     if shown is not None:
         if shown.get("expiresAt") is None:
             reason = (
-                "the host dropped expiresAt: the expired seed reads back without one "
-                "(expiresAt is not in the canonical seed shape)"
+                f"the host dropped expiresAt: the expired entry of the {seen.entries}-entry seed reads back "
+                "without one (expiresAt is not in the canonical seed shape)"
             )
             return Route(Expiry(False, reason), ignored=reason)
         return Route(
             Expiry(True, "the read route shows the entry with its past expiresAt"),
             passed=False,
             evidence=dict(evidence, expiresAt=shown.get("expiresAt")),
-            note="an entry stored with a past expiresAt is listed or readable",
+            note=f"an entry stored with a past expiresAt is listed or readable ({seen.entries}-entry seed)",
         )
     if not set(seen.live) & set(rows):
         reason = (
@@ -153,20 +196,21 @@ def _route(seen: Seen) -> Route:
 @pytest.mark.requirement(EXPIRED_NOT_READABLE)
 def test_expired_not_readable(ctx, observed):
     with observed as seen:
-        if not seen.routed:
-            return
-        route = _route(seen)
-        if route.blocked:
-            ctx.block(EXPIRED_NOT_READABLE, route.blocked)
-        elif route.ignored:
-            ctx.ignored_input(EXPIRED_NOT_READABLE, route.ignored)
-        else:
-            ctx.check(
-                EXPIRED_NOT_READABLE, route.passed, route.evidence, surface="read-route", note=route.note
-            )
+        for scope in seen.scopes:
+            if not scope.routed:
+                continue
+            route = _route(scope)
+            if route.blocked:
+                ctx.block(EXPIRED_NOT_READABLE, route.blocked)
+            elif route.ignored:
+                ctx.ignored_input(EXPIRED_NOT_READABLE, route.ignored)
+            else:
+                ctx.check(
+                    EXPIRED_NOT_READABLE, route.passed, route.evidence, surface="read-route", note=route.note
+                )
 
 
-def _expiry(seen: Seen) -> Expiry:
+def _expiry(seen: Scope) -> Expiry:
     """How the expired seed was stored, from the seed answer and the read route."""
     expiry, routed = _seed_answer_view(seen), _route(seen).expiry
     if expiry is None or (routed is not None and routed.stored is False):
@@ -174,12 +218,12 @@ def _expiry(seen: Seen) -> Expiry:
     return expiry
 
 
-def _left_out(seen: Seen) -> bool:
+def _left_out(seen: Scope) -> bool:
     result = seen.result
     listed, count = result.source_ids, result.payload.get("sourceCount")
     return (
         seen.expired not in (listed or [])
-        and seen.expired_text not in (result.output_content or "")
+        and seen.expired_marker not in (result.output_content or "")
         and (listed is not None or (isinstance(count, int) and count <= len(seen.live)))
     )
 
@@ -200,81 +244,92 @@ def _excluded_input_ignored(ctx: Scenario, expiry: Expiry, left_out: bool) -> bo
     return False
 
 
+def _check_excluded(ctx: Scenario, scope: Scope) -> None:
+    expiry, left_out, result = _expiry(scope), _left_out(scope), scope.result
+    if _excluded_input_ignored(ctx, expiry, left_out):
+        return
+    ctx.check(
+        EXPIRED_EXCLUDED,
+        left_out,
+        {
+            **scope.about(),
+            "sourceCount": result.payload.get("sourceCount"),
+            "sourceIds": result.source_ids,
+            "live": scope.live,
+            "expired": scope.expired,
+            "stored": expiry.reason,
+        },
+        surface="seam-answer",
+        note="the expired seed is not among the sources, not counted, and its text is not in the output",
+    )
+    if scope.read.entry is not None:
+        ctx.check(
+            EXPIRED_EXCLUDED,
+            scope.expired_marker not in str(scope.read.entry.get("content")),
+            {**scope.about(), "readBack": str(scope.read.entry.get("content"))[:200]},
+            surface="read-route",
+            note="the compacted entry read back carries none of the expired seed's text",
+        )
+
+
 @pytest.mark.requirement(EXPIRED_EXCLUDED)
 def test_expired_excluded(ctx, observed):
     with observed as seen:
-        if seen.read is None:
-            return
-        expiry, left_out, result = _expiry(seen), _left_out(seen), seen.result
-        if _excluded_input_ignored(ctx, expiry, left_out):
-            return
-        ctx.check(
-            EXPIRED_EXCLUDED,
-            left_out,
-            {
-                "sourceCount": result.payload.get("sourceCount"),
-                "sourceIds": result.source_ids,
-                "live": seen.live,
-                "expired": seen.expired,
-                "stored": expiry.reason,
-            },
-            surface="seam-answer",
-            note="the expired seed is not among the sources, not counted, and its text is not in the output",
-        )
-        if seen.read.entry is not None:
-            ctx.check(
-                EXPIRED_EXCLUDED,
-                seen.expired_text not in str(seen.read.entry.get("content")),
-                {"readBack": str(seen.read.entry.get("content"))[:200]},
-                surface="read-route",
-                note="the compacted entry read back carries none of the expired seed's text",
-            )
+        for scope in seen.scopes:
+            if scope.read is not None:
+                _check_excluded(ctx, scope)
 
 
 @pytest.mark.requirement(READABLE)
 def test_outputid_readable(ctx, observed):
     with observed as seen:
-        if seen.read is None:
-            return
-        read = seen.read
-        if read.surface_absent:
-            ctx.block(READABLE, "the host offers no read surface (GET /v1/memory/… → 404)")
-            return
-        ctx.check(
-            READABLE,
-            read.entry is not None,
-            read.evidence,
-            surface="read-route",
-            note="GET outputId → 200 MemoryEntry",
-        )
-        if read.entry is not None:
-            ctx.check_schema(
+        for scope in seen.scopes:
+            read = scope.read
+            if read is None:
+                continue
+            if read.surface_absent:
+                ctx.block(READABLE, "the host offers no read surface (GET /v1/memory/… → 404)")
+                continue
+            ctx.check(
                 READABLE,
-                "memory-entry",
-                read.entry,
+                read.entry is not None,
+                {**scope.about(), **read.evidence},
                 surface="read-route",
-                note="what GET returns is a valid MemoryEntry",
+                note="GET outputId → 200 MemoryEntry",
             )
+            if read.entry is not None:
+                ctx.check_schema(
+                    READABLE,
+                    "memory-entry",
+                    read.entry,
+                    surface="read-route",
+                    note="what GET returns is a valid MemoryEntry",
+                )
 
 
 @pytest.mark.requirement(MATCHES)
 def test_output_content_matches(ctx, observed):
     with observed as seen:
-        if seen.read is None:
-            return
-        read, result = seen.read, seen.result
-        if read.surface_absent:
-            ctx.block(MATCHES, "the host offers no read surface")
-        elif read.entry is None:
-            ctx.block(MATCHES, "outputId could not be read back")
-        elif result.output_content is None:
-            ctx.block(MATCHES, "the seam answer carries no outputContent to compare")
-        else:
-            ctx.check(
-                MATCHES,
-                read.entry.get("content") == result.output_content
-                and read.entry.get("id") == result.output_id,
-                {"echoed": result.output_content[:200], "readBack": str(read.entry.get("content"))[:200]},
-                surface="read-route",
-                note="read-back content equals the echoed outputContent",
-            )
+        for scope in seen.scopes:
+            read, result = scope.read, scope.result
+            if read is None:
+                continue
+            if read.surface_absent:
+                ctx.block(MATCHES, "the host offers no read surface")
+            elif read.entry is None:
+                ctx.block(MATCHES, "outputId could not be read back")
+            elif result.output_content is None:
+                ctx.block(MATCHES, "the seam answer carries no outputContent to compare")
+            else:
+                ctx.check(
+                    MATCHES,
+                    read.entry.get("content") == result.output_content
+                    and read.entry.get("id") == result.output_id,
+                    {
+                        **scope.about(),
+                        "echoed": result.output_content[:200],
+                        "readBack": str(read.entry.get("content"))[:200],
+                    },
+                    surface="read-route",
+                    note="read-back content equals the echoed outputContent",
+                )

@@ -24,8 +24,11 @@ class Seen:
     looked: bool = False  # the event log was read
 
     def mine(self) -> list[dict[str, Any]]:
-        """The logged events naming this run's outputId."""
+        """The logged events naming this run's outputId (an id this run alone produced; none when the
+        answer names no outputId, rather than every event that lacks one)."""
         output_id = self.result.event.get("outputId")
+        if not isinstance(output_id, str) or not output_id:
+            return []
         return [e for e in self.logged or [] if e["payload"].get("outputId") == output_id]
 
 

@@ -7,7 +7,13 @@ shape: versions come from the file itself, and the echo is graded only for agree
 and the file when it carries index content.
 
 Two drivers: an indexed round trip (the file before, after one indexed run and after a second one, and
-the workspace.updated events), and a run sent without `indexEmitted` after an indexed one.
+the workspace.updated events each run logged), and a run sent without `indexEmitted` after an indexed
+one.
+
+A workspace.updated event says only {path, version}, which another run could say too, so an event is
+the run's by where it falls in the log (conformance/event_window.py): the log's end is marked just
+before the run, read again just after it, and the events in between must name versions the index
+reached in that time (between the file read before the mark and the one after the window).
 """
 
 import json
@@ -17,6 +23,7 @@ from typing import Any
 import pytest
 
 from conformance.context import Driver, Scenario
+from conformance.event_window import Mark, Window, mark
 from conformance.observed import drive_once
 from conformance.outcomes import Unsupported
 from conformance.profiles.distillation.checks import (
@@ -40,6 +47,8 @@ MATCHES, ECHO, BUMPED = (
 )
 EMITTED, CONTENT_FREE = "rfc0062.B5.workspace-updated-emitted", "rfc0062.B5.index-content-free"
 UNASKED = "rfc0062.B5.index-written-unasked"
+UPDATED = "workspace.updated"
+SETTLE_ATTEMPTS = 3  # reads of the file around the mark until no parallel write falls between them
 
 
 def _indexing(host: Driver) -> DistillationSeams:
@@ -50,35 +59,85 @@ def _indexing(host: Driver) -> DistillationSeams:
 
 
 @dataclass
+class IndexedRun:
+    """One indexed run: the file just before, the workspace.updated events logged while it ran, the
+    file just after (`window` None: the host offers no event log)."""
+
+    before: IndexFile
+    result: Distillation
+    window: Window | None
+    after: IndexFile
+
+    def written(self) -> range:
+        """The index versions reached while the window was open: only these can be the run's."""
+        return range(self.before.version + 1, self.after.version + 1)
+
+
+@dataclass
 class RoundTrip:
-    """The index before and after an indexed run, after a second one, and the workspace.updated log."""
+    """The index before and after an indexed run, after a second one, and the workspace.updated
+    events each of the two runs logged."""
 
     ref: str = ""
     sources: list[str] = field(default_factory=list)
-    before: IndexFile | None = None
-    result: Distillation | None = None
-    after: IndexFile | None = None
-    later: IndexFile | None = None
-    logged: list[dict[str, Any]] | None = None
-    looked: bool = False  # the event log was read
+    first: IndexedRun | None = None
+    second: IndexedRun | None = None
+    looked: bool = False  # the event log was read around both runs
+
+    @property
+    def before(self) -> IndexFile | None:
+        return self.first.before if self.first else None
+
+    @property
+    def result(self) -> Distillation | None:
+        return self.first.result if self.first else None
+
+    @property
+    def after(self) -> IndexFile | None:
+        return self.first.after if self.first else None
+
+    @property
+    def later(self) -> IndexFile | None:
+        return self.second.after if self.second else None
 
     def entry(self) -> dict[str, Any] | None:
         return find_index_entry(self.after.content(), self.result.checksum, self.ref)
+
+
+def _settled_start(seams: DistillationSeams) -> tuple[IndexFile, Mark | None]:
+    """The index file, then the end of the workspace.updated log. A parallel write between the two
+    would put a version at or below the file's in the window, so the file is read again after the
+    mark and the pair retaken until the version held; whichever pair is kept, its file was read
+    before its mark, so a correct host's events in the window always name versions above the file's."""
+    before = seams.index_file()
+    start = mark(seams.client, UPDATED)
+    for _ in range(SETTLE_ATTEMPTS - 1):
+        if start is None:
+            break
+        again = seams.index_file()
+        if again.version == before.version:
+            break
+        before, start = again, mark(seams.client, UPDATED)
+    return before, start
+
+
+def _indexed_run(seams: DistillationSeams, ref: str, sources: list[str]) -> IndexedRun:
+    before, start = _settled_start(seams)
+    result = seams.run(ref, sources=sources, index=True)
+    window = start.window() if start is not None else None  # closed right after the run answered
+    return IndexedRun(before, result, window, seams.index_file())
 
 
 def _round_trip(host: Driver, seen: RoundTrip) -> None:
     seams = _indexing(host)
     seen.sources, _ = distill_corpus()
     seen.ref = host.unique_ref()
-    seen.before = seams.index_file()
-    seen.result = seams.run(seen.ref, sources=seen.sources, index=True)
-    seen.after = seams.index_file()
-    if seen.after.file is None:
+    seen.first = _indexed_run(seams, seen.ref, seen.sources)
+    if seen.first.after.file is None:
         return
     # A second indexed run: a host whose version never moves past the first write must fail here.
-    seams.run(host.unique_ref("again"), sources=seen.sources, index=True)
-    seen.later = seams.index_file()
-    seen.logged, seen.looked = seams.events_for("workspace.updated", "path", INDEX_PATH), True
+    seen.second = _indexed_run(seams, host.unique_ref("again"), seen.sources)
+    seen.looked = True
 
 
 round_trip = drive_once(_round_trip, RoundTrip, name="round_trip")
@@ -229,27 +288,47 @@ def test_index_version_bumped(ctx, round_trip):
         )
 
 
+def _check_emitted(ctx: Scenario, run: IndexedRun, label: str) -> None:
+    """The run's workspace.updated events: those logged while it ran, naming versions it reached."""
+    mine = [e for e in run.window.events if e["payload"].get("path") == INDEX_PATH]
+    versions = [e["payload"].get("version") for e in mine]
+    written = run.written()
+    ctx.check(
+        EMITTED,
+        bool(mine) and all(v in written for v in versions) and len(set(versions)) == len(versions),
+        {
+            "run": label,
+            "versionBefore": run.before.version,
+            "versionAfter": run.after.version,
+            "announced": versions,
+            "window": run.window.evidence(),
+        },
+        surface="event-log",
+        note=f"{label}: a workspace.updated event for {INDEX_PATH} was logged while the run was in "
+        "flight, naming a version the index reached then (the resulting version, never the one before)",
+    )
+    if mine:  # the first only: a parallel run's events in the window must not change the count
+        ctx.check_schema(
+            EMITTED, "run-event-payloads#/$defs/workspaceUpdated", mine[0]["payload"], surface="event-log"
+        )
+
+
 @pytest.mark.requirement(EMITTED)
 def test_workspace_updated_emitted(ctx, round_trip):
     with round_trip as seen:
         if not _readable(ctx, seen, EMITTED) or not seen.looked:
             return
-        if seen.logged is None:
+        runs = {"first indexed run": seen.first, "second indexed run": seen.second}
+        if any(run.window is None for run in runs.values()):
             ctx.block(EMITTED, "the host offers no event log")
             return
-        expected = {"path": INDEX_PATH, "version": seen.after.version}
-        mine = [e for e in seen.logged if e["payload"] == expected]
-        ctx.check(
-            EMITTED,
-            len(mine) == 1,
-            {"expected": expected, "matching": mine[:2]},
-            surface="event-log",
-            note="one workspace.updated event for the index version the run wrote",
-        )
-        if mine:
-            ctx.check_schema(
-                EMITTED, "run-event-payloads#/$defs/workspaceUpdated", mine[0]["payload"], surface="event-log"
+        if any(run.window.unplaced for run in runs.values()):
+            ctx.block(
+                EMITTED, "the event log's events carry no integer sequence: none can be placed after a run"
             )
+            return
+        for label, run in runs.items():
+            _check_emitted(ctx, run, label)
 
 
 @pytest.mark.requirement(CONTENT_FREE)

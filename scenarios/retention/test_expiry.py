@@ -6,6 +6,10 @@ not in the document: a day or more past the window must expire (MUST); one milli
 exact-duration reading (SHOULD, p11.lifecycle.window-precision). Every case is graded on the read-back;
 a candidate whose createdAt or status did not read back as seeded is an ignored input, not evidence.
 The window precision (SHOULD) is graded on the same project as the boundary.
+
+How many candidates stand at each age, and their titles and summaries (multi-byte words), are drawn
+from the run's input seed (conformance/inputs.py): no expiry rule depends on them, so a host whose
+expiry breaks only in larger seeds is reachable; every drawn seed holds at least five memories.
 """
 
 from dataclasses import dataclass, field
@@ -15,6 +19,7 @@ from typing import Any
 import pytest
 
 from conformance.context import Driver, Scenario
+from conformance.inputs import Draws
 from conformance.observed import drive_once, per_requirement
 from conformance.profiles.retention.checks import (
     Case,
@@ -44,7 +49,18 @@ PRECISION = "p11.lifecycle.window-precision"  # one millisecond past a window: a
 INPUTS = ("kind", "status", "createdAt")
 
 
+PER_AGE = (1, 3)  # candidates at each boundary age (4-5 ages): seeds of 5-15 memories (topped up to 5)
+FIELDS_EACH = (1, 3)  # expiring candidates, and young ones, in the fields seed (2-6 memories)
+
+
+def _candidate(host: Driver, draws: Draws, label: str, kind: str, age: timedelta) -> dict[str, Any]:
+    memory_id = host.unique_id(label)
+    title, summary = draws.text(f"title of {memory_id}", (0, 8)), draws.text(f"summary of {memory_id}")
+    return memory(memory_id, kind=kind, status="candidate", age=age, title=title, summary=summary)
+
+
 def _boundary_cases(host: Driver, seams: RetentionSeams) -> list[Case]:
+    draws = host.draws("retention/expiry-boundary")
     days = seams.settings.days("candidate_expiry_days")
     window, kind = days * DAY, plain_kind(seams.settings)
     ages = {  # label: (age, graded under)
@@ -55,14 +71,18 @@ def _boundary_cases(host: Driver, seams: RetentionSeams) -> list[Case]:
     }
     if window > MS:
         ages["1 ms inside the window"] = (window - MS, BOUNDARY)
+    counts = {label: draws.count(*PER_AGE) for label in ages}
+    if sum(counts.values()) < 5:  # the seed always carries five memories or more
+        counts["a day past the window"] += 5 - sum(counts.values())
     cases = []
     for label, (age, rid) in ages.items():
-        item = memory(host.unique_id("candidate"), kind=kind, status="candidate", age=age)
-        to = "expired" if age > window else None
-        note = f"a candidate {label} is {to or 'candidate'} after a real run"
-        evidence = {"candidate_expiry_days": days, "ageMs": age // MS}
-        cases.append(Case(item, to, rid, note, f"a candidate {label}", evidence))
-    return cases
+        for _ in range(counts[label]):
+            item = _candidate(host, draws, "candidate", kind, age)
+            to = "expired" if age > window else None
+            note = f"a candidate {label} is {to or 'candidate'} after a real run"
+            evidence = {"candidate_expiry_days": days, "ageMs": age // MS, "seeded": sum(counts.values())}
+            cases.append(Case(item, to, rid, note, f"a candidate {label}", evidence))
+    return draws.shuffled(cases)
 
 
 @dataclass
@@ -88,10 +108,10 @@ def test_only_candidates_beyond_the_window_expire(ctx, boundary, rid):
 
 @dataclass
 class Fields(Gated):
-    """A candidate a day past the window and a young one, run for real (unless their inputs were lost)."""
+    """Candidates a day past the window and young ones, run for real (unless their inputs were lost)."""
 
-    old: dict[str, Any] = field(default_factory=dict)
-    young: dict[str, Any] = field(default_factory=dict)
+    old: list[dict[str, Any]] = field(default_factory=list)
+    young: list[dict[str, Any]] = field(default_factory=list)
     before: Listing | None = None
     after: Listing | None = None
 
@@ -99,13 +119,18 @@ class Fields(Gated):
 def _drive_fields(host: Driver, seen: Fields) -> None:
     if (seams := retention_on(host, seen)) is None:
         return
+    draws = host.draws("retention/expiry-fields")
     window, kind = seams.settings.days("candidate_expiry_days") * DAY, plain_kind(seams.settings)
-    seen.old = memory(host.unique_id("expiring"), kind=kind, status="candidate", age=window + DAY)
-    seen.young = memory(host.unique_id("young"), kind=kind, status="candidate", age=timedelta(0))
-    project = host.unique_ref("expiry-fields")
-    seams.seed(project, [seen.old, seen.young])
-    seen.before = seams.read_back(project, [seen.old, seen.young])
-    if ignored_ids(seen.before, [seen.old, seen.young], INPUTS):
+    seen.old = [
+        _candidate(host, draws, "expiring", kind, window + DAY) for _ in range(draws.count(*FIELDS_EACH))
+    ]
+    seen.young = [
+        _candidate(host, draws, "young", kind, timedelta(0)) for _ in range(draws.count(*FIELDS_EACH))
+    ]
+    project, items = host.unique_ref("expiry-fields"), draws.shuffled([*seen.old, *seen.young])
+    seams.seed(project, items)
+    seen.before = seams.read_back(project, items)
+    if ignored_ids(seen.before, items, INPUTS):
         return
     seams.run(project, NOW, dry_run=False)
     seen.after = seams.listing(project)
@@ -114,8 +139,7 @@ def _drive_fields(host: Driver, seen: Fields) -> None:
 fields = drive_once(_drive_fields, Fields, name="fields")
 
 
-def _check_expired(ctx: Scenario, seen: Fields) -> None:
-    old = seen.old
+def _check_expired(ctx: Scenario, seen: Fields, old: dict[str, Any]) -> None:
     row = seen.after.memories.get(old["id"])
     ctx.check(
         FIELDS,
@@ -154,8 +178,10 @@ def _check_expired(ctx: Scenario, seen: Fields) -> None:
 @pytest.mark.requirement(FIELDS)
 def test_expired_candidate_records_when_and_why(ctx, fields):
     with fields as seen:
-        if not ran_on_stored_inputs(ctx, FIELDS, seen, [seen.old, seen.young], INPUTS, "the candidates"):
+        if not ran_on_stored_inputs(ctx, FIELDS, seen, [*seen.old, *seen.young], INPUTS, "the candidates"):
             return
-        _check_expired(ctx, seen)
+        for old in seen.old:
+            _check_expired(ctx, seen, old)
         note = "a candidate the run leaves alone carries no expiresAt and no expiryReason"
-        check_left_alone(ctx, FIELDS, seen.after, seen.young, ("expiresAt", "expiryReason"), note=note)
+        for young in seen.young:
+            check_left_alone(ctx, FIELDS, seen.after, young, ("expiresAt", "expiryReason"), note=note)

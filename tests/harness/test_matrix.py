@@ -369,6 +369,7 @@ def test_three_real_hosts(real_bundles, tmp_path, capsys):
         f"{host}-compaction.json": "not certifiable",
     }
     assert shown["no-memory"][f"{host}-compaction.json"] == "inapplicable"
+    assert shown["no-memory"][f"{host}.json"] == "self-declared inapplicable"  # never "conforming"
     outputs = [out_md.read_text(), page, said, *(p.read_text() for p in folder.rglob("*.json"))]
     assert not [t for t in tokens for text in outputs if t in text]
 

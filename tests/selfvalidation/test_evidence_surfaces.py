@@ -81,7 +81,8 @@ def test_a_coercing_host_passes_the_must_and_is_warned_on_strictness(start_host,
 def test_a_host_with_no_memory_family_is_unsupported_and_exits_0_under_require_behavior(
     start_host, run_suite_here
 ):
-    """Every requirement on such a host: nothing BLOCKED that is really inapplicable."""
+    """Every requirement on such a host: nothing BLOCKED that is really inapplicable; the headline is
+    INAPPLICABLE (never CONFORMING: nothing the host claims was graded), exit code 0."""
     host = start_host("no-memory-family", "retention-not-advertised")
     run = run_suite_here("--require-behavior", host=host)
     _clean(run)
@@ -90,6 +91,9 @@ def test_a_host_with_no_memory_family_is_unsupported_and_exits_0_under_require_b
     assert outcomes["discovery.document-valid"] == "PASS"
     assert set(outcomes.values()) == {"PASS", "UNSUPPORTED"}, outcomes
     assert run.exit_code == 0, run.output[-3000:]
+    verdict = run.bundle["verdict"]
+    assert verdict["headline"] == "INAPPLICABLE" and not verdict["certifiable"], verdict
+    assert "OpenWOP verdict: INAPPLICABLE" in run.output
 
 
 def test_no_memory_family_but_retention_still_grades_auth_and_errors(start_host, run_suite_here):

@@ -99,3 +99,27 @@ def test_markers_select_by_level_and_profile(start_host, run_suite_here):
     graded = [r for r in run.bundle["requirements"] if r["outcome"] != "NOT-RUN"]
     assert graded and {(r["profile"], r["level"]) for r in graded} == {("retention", "MAY")}
     assert run.bundle["selection"]["narrowedBy"] == ["-m retention and may"]
+
+
+def test_compaction_without_max_output_bytes_is_conforming_with_the_limits_rows_inapplicable(
+    start_host, run_suite_here
+):
+    """RFC 0012 §A makes maxOutputBytes optional (OpenWOP's application backend omits it): the limits
+    rows do not apply, nothing is BLOCKED, and the host can be CONFORMING (also under
+    --require-behavior). Every other row reads as on the clean host: PASS."""
+    run = run_suite_here(
+        "--profile=compaction", "--require-behavior", host=start_host("compaction-no-max-output")
+    )
+    assert run.bundle is not None and "Traceback" not in run.output, run.output[-3000:]
+    outcomes = {r["id"]: r["outcome"] for r in run.bundle["requirements"]}
+    inapplicable = {
+        "rfc0012.limits.output-within-max",
+        "rfc0012.limits.output-valid-utf8",
+        "rfc0012.limits.marker-not-cut",
+        "rfc0012.A.output-within-entry-size",
+    }
+    assert {rid for rid, o in outcomes.items() if o != "PASS"} == inapplicable, outcomes
+    assert {outcomes[rid] for rid in inapplicable} == {"UNSUPPORTED"}
+    verdict = run.bundle["verdict"]
+    assert run.exit_code == 0 and verdict["headline"] == "CONFORMING" and verdict["certifiable"], verdict
+    assert [(p["profile"], p["verdict"]) for p in verdict["profiles"]] == [("compaction", "conformant")]

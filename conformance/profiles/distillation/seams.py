@@ -168,6 +168,9 @@ class DistillationSeams:
         return [{**e, "payload": e["payload"] if isinstance(e.get("payload"), dict) else {}} for e in found]
 
     def events_for(self, event_type: str, key: str, value: Any) -> list[dict[str, Any]] | None:
-        """The logged events whose payload[key] is `value` (this run's, this memoryRef's)."""
+        """The logged events whose payload[key] is `value` (this run's, this memoryRef's). An absent
+        identifier (None, "") names no run: none matches, rather than every event lacking the key."""
         found = self.events(event_type)
-        return None if found is None else [e for e in found if e["payload"].get(key) == value]
+        if found is None:
+            return None
+        return [e for e in found if e["payload"].get(key) == value] if value not in (None, "") else []
