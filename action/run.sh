@@ -9,12 +9,22 @@
 #                                   keys of tenants A and B, read by the suite itself
 #   OPENWOP_REQUIRE_BEHAVIOR        true: BLOCKED fails the run (read by the suite itself)
 #   OPENWOP_PROFILES                comma-separated profiles to grade (empty: every profile)
+#   OPENWOP_REQUIREMENTS            requirement ids, aliases or globs to grade, separated by commas or
+#                                   whitespace (empty: every requirement)
+#   OPENWOP_BASELINE                a baseline file of known failures (--baseline; empty: none)
+#   OPENWOP_HOST_BUILD, OPENWOP_INPUT_SEED, OPENWOP_REQUEST_TIMEOUT
+#                                   read by the suite itself
+#   OPENWOP_PYTEST_ARGS             more pytest arguments, separated by whitespace (no quoting)
 #   OPENWOP_OUTPUT_DIR              where the reports go (default: ./openwop-conformance)
 # Arguments after `--` go to pytest unchanged (e.g. scenario files, -k).
 #
 # Outputs, as key=value lines: appended to $GITHUB_OUTPUT in GitHub Actions, else written to
-# $OPENWOP_OUTPUT_DIR/outputs.txt: verdict (the bundle's headline: CONFORMING, NONCONFORMING,
-# INCOMPLETE, PARTIAL, BASELINED, INAPPLICABLE), bundle, junit, summary, allure-results, exit-code.
+# $OPENWOP_OUTPUT_DIR/outputs.txt: verdict, bundle, junit, summary, allure-results, exit-code.
+# verdict is the bundle's headline (CONFORMING, NONCONFORMING, INCOMPLETE, PARTIAL, BASELINED,
+# INAPPLICABLE) when the run graded; otherwise what stopped it, from the exit code: COULD-NOT-START
+# (2: the host unreachable, its discovery unusable, a key refused, no host at all), USAGE-ERROR (4: a
+# bad option, value, baseline file or requirement id), NOTHING-GRADED (5: nothing selected, or a
+# narrowed run graded none of what it selected), INTERNAL-ERROR (3, or a run that wrote no bundle).
 # The exit code is the suite's (0 passed, 1 failed, 2 could not start, …).
 set -uo pipefail
 
@@ -40,25 +50,38 @@ plugin_args=("--junit=$JUNIT" "--summary-md=$SUMMARY")
 if [ -n "${OPENWOP_PROFILES:-}" ]; then
   plugin_args+=("--profile=$OPENWOP_PROFILES")
 fi
+requirements=${OPENWOP_REQUIREMENTS:-}
+set -f  # no pathname expansion: a requirement glob such as p11.expiry.* reaches the suite as written
+for requirement in ${requirements//,/ }; do
+  plugin_args+=("--requirement=$requirement")
+done
+if [ -n "${OPENWOP_BASELINE:-}" ]; then
+  plugin_args+=("--baseline=$OPENWOP_BASELINE")
+fi
+read -r -a extra_args <<<"${OPENWOP_PYTEST_ARGS:-}"
 if "$PYTHON" -c "import allure_pytest" 2>/dev/null; then
   plugin_args+=("--alluredir=$ALLURE")
 fi
 
 rm -f "$BUNDLE"
-openwop-memory-conformance run --report "$BUNDLE" -- "${plugin_args[@]}" "$@"
+openwop-memory-conformance run --report "$BUNDLE" -- "${plugin_args[@]}" "${extra_args[@]}" "$@"
 code=$?
+set +f
 
 verdict=$("$PYTHON" - "$BUNDLE" "$code" <<'PY'
 import json, sys
-# No bundle: the run could not start or broke before grading anything.
+code = int(sys.argv[2])
+# A run that stopped before grading says what stopped it, never a headline it did not earn.
+STOPPED = {2: "COULD-NOT-START", 3: "INTERNAL-ERROR", 4: "USAGE-ERROR", 5: "NOTHING-GRADED"}
+if code in STOPPED:
+    print(STOPPED[code])
+    sys.exit(0)
 try:
     bundle = json.load(open(sys.argv[1], encoding="utf-8"))
 except (OSError, ValueError):
-    print("INCOMPLETE")
+    print("INTERNAL-ERROR")  # it ran and wrote no bundle
     sys.exit(0)
-headline = (bundle.get("verdict") or {}).get("headline")
-# A bundle written before the verdict field: the exit code is all there is to go on.
-print(headline or ("CONFORMING" if sys.argv[2] == "0" else "NONCONFORMING"))
+print((bundle.get("verdict") or {}).get("headline") or "INTERNAL-ERROR")
 PY
 )
 

@@ -38,6 +38,8 @@ from conformance.certify import commands as certify_commands
 from conformance.certify.bundles import BundleError
 from conformance.client import DEFAULT_MAX_ANSWER_BYTES, HostClient
 from conformance.discovery import EXIT_COULD_NOT_START, Credential, startup_problem
+from conformance.embedded import MISSING as EMBEDDED_MISSING
+from conformance.embedded import embedded_available
 from conformance.paths import scenarios_dir
 from conformance.report import ranked_rows
 from conformance.secrecy import Secret, scrub
@@ -55,6 +57,7 @@ CELL_WIDTH = 48
 MIN_LAST_WIDTH = 30
 COLUMN_GAP = "  "
 PARALLEL_EXTRA = f"pip install '{PROG}[parallel]'"
+ALLURE_EXTRA = f"pip install '{PROG}[allure]'"
 EXIT_OK = int(pytest.ExitCode.OK)
 EXIT_FAILED = int(pytest.ExitCode.TESTS_FAILED)
 EXIT_INTERNAL_ERROR = int(pytest.ExitCode.INTERNAL_ERROR)
@@ -63,10 +66,10 @@ EXIT_NOTHING_SELECTED = int(pytest.ExitCode.NO_TESTS_COLLECTED)
 EXIT_CODES = (
     (EXIT_OK, "passed: nothing failed (BLOCKED does not fail without --require-behavior)"),
     (EXIT_FAILED, "failed: a FAIL or an ERROR (or a BLOCKED under --require-behavior)"),
-    (EXIT_COULD_NOT_START, "could not start: host unreachable, discovery unusable, or a key refused"),
+    (EXIT_COULD_NOT_START, "could not start: host unreachable, discovery unusable, a key refused, no host"),
     (EXIT_INTERNAL_ERROR, "internal error of the suite (please report it)"),
     (EXIT_USAGE_ERROR, "usage error: a bad option, value or requirement id"),
-    (EXIT_NOTHING_SELECTED, "nothing selected: no test matched (e.g. --requirement, -k)"),
+    (EXIT_NOTHING_SELECTED, "nothing selected or graded: no test matched, or --requirement graded none"),
 )
 EPILOG = "exit codes:\n" + "\n".join(f"  {code}  {meaning}" for code, meaning in EXIT_CODES)
 
@@ -182,6 +185,7 @@ class RunOptions:
     report: Path | None
     junit: Path | None
     summary_md: Path | None
+    alluredir: Path | None
     baseline: Path | None
     host_build: str | None
     profiles: tuple[str, ...]
@@ -200,10 +204,15 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit 4, not the usage block and exit 2.
+    """argparse, but a usage error is one line and exit 4, not the usage block and exit 2, and no
+    option is taken by an abbreviation (`--host-ur=` is an error, as it is to pytest).
 
     Why: 2 is "could not start" (the host), and a CI log should show one line saying what was wrong.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:  # argparse's hook; never returns
         self.exit(EXIT_USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
@@ -235,6 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--junit", type=Path, metavar="PATH", help="Also write JUnit XML here, one row per requirement."
     )
     run.add_argument("--summary-md", type=Path, metavar="PATH", help="Also write the Markdown summary here.")
+    run.add_argument(
+        "--alluredir", type=Path, metavar="DIR", help="Also write Allure results here (the allure extra)."
+    )
     run.add_argument("--host-build", metavar="BUILD", help="The host build graded, recorded in the bundle.")
     run.add_argument(
         "--baseline",
@@ -337,6 +349,7 @@ def run_options(
         report=args.report,
         junit=args.junit,
         summary_md=args.summary_md,
+        alluredir=args.alluredir,
         baseline=args.baseline,
         host_build=args.host_build,
         profiles=tuple(args.profiles),
@@ -351,10 +364,11 @@ def run_options(
 def run(options: RunOptions) -> int:
     """Run the scenarios against a host and print the verdict table; the exit code is pytest's."""
     if options.workers > 0 and not _has_xdist():
-        print(
-            f"openwop: --workers needs pytest-xdist; install the parallel extra: {PARALLEL_EXTRA}",
-            file=sys.stderr,
-        )
+        raise UsageError(f"--workers needs pytest-xdist: install the parallel extra ({PARALLEL_EXTRA})")
+    if options.alluredir is not None and importlib.util.find_spec("allure_pytest") is None:
+        raise UsageError(f"--alluredir needs allure-pytest: install the allure extra ({ALLURE_EXTRA})")
+    if not options.host_url and not embedded_available():
+        print(f"openwop: {EMBEDDED_MISSING}", file=sys.stderr)
         return EXIT_COULD_NOT_START
     if options.host_url:
         problem = _startup_check(options.host_url, options)
@@ -393,6 +407,13 @@ def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
         # (about 0.4 s here) to surface exceptions raised in finalizers; no verdict reads them.
         "-p",
         "no:unraisableexception",
+        # xdist's status line, written twice where the output is not a terminal; the table says it all
+        "-p",
+        "no:terminaldistreporter",
+        # the plugin (an entry point) imports the suite before pytest could rewrite its asserts, which
+        # asserts nothing the verdicts rest on
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         "--no-verdict-table",
         "--report",
         str(bundle_path),
@@ -411,6 +432,8 @@ def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
         args.append(f"--junit={options.junit}")
     if options.summary_md:
         args.append(f"--summary-md={options.summary_md}")
+    if options.alluredir:
+        args.append(f"--alluredir={options.alluredir}")
     if options.baseline:
         args.append(f"--baseline={options.baseline}")
     if options.host_build:

@@ -143,12 +143,15 @@ def gate(requirement: Requirement) -> dict[str, Any]:
 def rerun_commands(requirement_id: str, tests: tuple[str, ...]) -> list[str]:
     """Commands that grade only this requirement: the CLI, pytest with the plugin, one test."""
     rid = shlex.quote(requirement_id)
+    keys = '--host-token="$OPENWOP_API_KEY"'
+    if requirements.get(requirement_id).tenant_b:
+        keys += ' --tenant-b-token="$OPENWOP_TEST_TENANT_B_API_KEY"'
     commands = [
-        f"{PROG} run --host-url=URL --host-token=KEY --requirement={rid}",
-        f"python -m pytest --host-url=URL --host-token=KEY --requirement={rid}",
+        f"{PROG} run --host-url=URL {keys} --requirement={rid}",
+        f"python -m pytest --host-url=URL {keys} --requirement={rid}",
     ]
     if tests:
-        commands.append(f"python -m pytest {shlex.quote(tests[0])} --host-url=URL --host-token=KEY")
+        commands.append(f"python -m pytest {shlex.quote(tests[0])} --host-url=URL {keys}")
     return commands
 
 
@@ -205,7 +208,7 @@ def text_lines(data: Mapping[str, Any]) -> list[str]:
             lines.append(f"    {other['scenario']}: {said}, with {', '.join(other['with'])}")
     lines.append(f"Scenario tests ({len(data['tests'])}):")
     lines += [f"  {t}" for t in data["tests"]] or ["  none: no scenario grades it"]
-    lines += ["Rerun (URL and KEY are yours):", *(f"  {c}" for c in data["rerun"])]
+    lines += ["Rerun (URL is yours; the keys come from the environment):", *(f"  {c}" for c in data["rerun"])]
     lines.append("Common causes of failure:")
     lines += [f"  - {c}" for c in data["causes"]] or [f"  {NO_CAUSE}"]
     return lines

@@ -13,6 +13,7 @@ type. Every test case also carries a property `outcome` with the suite's own wor
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance import NAME, requirements
+from conformance.messages import fold
 from conformance.secrecy import scrub
 
 SUITES_NAME = NAME
@@ -141,7 +143,10 @@ def _failure_body(row: dict[str, Any], reason: str) -> str:
     for key, label in DETAIL_FIELDS:
         value = row.get(key)
         if value not in (None, ""):
-            lines.append(f"{label}: {value if isinstance(value, str) else repr(value)}")
+            shown_value = (
+                value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+            )
+            lines.append(f"{label}: {shown_value}")
     return _text("\n".join(lines), BODY_LIMIT)
 
 
@@ -163,4 +168,4 @@ def _text(value: str, limit: int) -> str:
     """Host text made safe for XML: secrets masked, unrepresentable characters shown as escapes, and
     cut at `limit` characters (saying so)."""
     clean = _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", scrub(value))
-    return clean if len(clean) <= limit else clean[:limit] + "…(truncated)"
+    return fold(clean, limit)

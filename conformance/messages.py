@@ -5,8 +5,8 @@
       request:  POST /v1/test/memory/compact → 200
       expected: sourceCount equals the live entries seeded
       observed: {"seeded": 4, "sourceCount": 5}
-      rerun:    openwop-memory-conformance run --host-url URL --requirement rfc0012.B.sourceCount-exact \
-                --input-seed 1
+      rerun:    openwop-memory-conformance run --host-url=URL --host-token="$OPENWOP_API_KEY" \
+                --requirement=rfc0012.B.sourceCount-exact --input-seed=1
 
 Why here and not in each reporter: the terminal, JUnit, Allure, the summary and the bundle all show
 this same text, so an implementer never has to open the bundle to learn what came back.
@@ -15,6 +15,7 @@ this same text, so an implementer never has to open the bundle to learn what cam
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Any
 
 from conformance import NAME, requirements
@@ -23,15 +24,28 @@ from conformance.outcomes import Outcome
 OBSERVED_LIMIT = 400  # characters of observed evidence in a message (the bundle keeps more)
 
 
+TOKEN_ENV = ("--host-token", "OPENWOP_API_KEY")
+TENANT_B_ENV = ("--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY")
+
+
 def rerun_command(
     requirement_id: str, host_url: str | None, *more: str, input_seed: int | None = None
 ) -> str:
-    """The shell command that grades just these requirements again (keys from the environment), on
-    the same drawn inputs when the run's input seed is given (conformance/inputs.py)."""
-    where = f" --host-url {host_url}" if host_url else ""
-    chosen = "".join(f" --requirement {rid}" for rid in (requirement_id, *more))
-    seed = f" --input-seed {input_seed}" if input_seed is not None else ""
-    return f"{NAME} run{where}{chosen}{seed}"
+    """The shell command that grades just these requirements again, pasted into a shell that has the
+    documented environment variables: the keys as `--host-token="$OPENWOP_API_KEY"` (and tenant B's
+    when a requirement needs it), never a value; on the same drawn inputs when the run's input seed
+    is given (conformance/inputs.py). Without a host URL it grades the embedded host again."""
+    ids = (requirement_id, *more)
+    parts = [NAME, "run"]
+    if host_url:
+        parts.append(f"--host-url={shlex.quote(host_url)}")
+        parts.append(f'{TOKEN_ENV[0]}="${TOKEN_ENV[1]}"')
+        if any(requirements.get(rid).tenant_b for rid in ids):
+            parts.append(f'{TENANT_B_ENV[0]}="${TENANT_B_ENV[1]}"')
+    parts += [f"--requirement={shlex.quote(rid)}" for rid in ids]
+    if input_seed is not None:
+        parts.append(f"--input-seed={input_seed}")
+    return " ".join(parts)
 
 
 def shared_stop(
@@ -41,6 +55,65 @@ def shared_stop(
     gate): the reason once, not once per requirement."""
     rerun = rerun_command(ids[0], host_url, *ids[1:], input_seed=input_seed)
     return f"{outcome.value} {', '.join(ids)}: {reason}; rerun: {rerun}"
+
+
+DEFECT_LIMIT = 300  # characters of one check's defect in a reason
+
+
+def fold(text: str, limit: int) -> str:
+    """`text` within `limit` characters, never cut inside a reason: whole `; `-separated reasons are
+    kept while they fit (a single one too long for the bound ends at a word), then how many
+    characters were left out is said. Reporters wrap what is kept onto lines; the bundle keeps
+    each check's evidence."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - 40, limit // 2)
+    cut = text.rfind("; ", 0, room)
+    cut = cut if cut > 0 else text.rfind(" ", 0, room)
+    cut = cut if cut > 0 else room
+    return f"{text[:cut]} … (+{len(text) - cut} characters left out)"
+
+
+def defect(observed: Any) -> str | None:
+    """What was wrong, read from a failed check's evidence, before what was expected: the schema's
+    first complaint, the leaked secret's label, the invariant's finding, the status and error code
+    of an answer. None when the evidence says nothing more than the check's own statement."""
+    if not isinstance(observed, dict):
+        return None
+    said = _first(observed.get("problems")) or _leaks(observed.get("leaks"))
+    said = said or _first(observed.get("formLeaks"), "form leak ") or _found(observed)
+    said = said or _answer(observed)
+    return " ".join(said.split())[:DEFECT_LIMIT] if said else None
+
+
+def _first(items: Any, prefix: str = "") -> str | None:
+    if not isinstance(items, list) or not items:
+        return None
+    more = f" (+{len(items) - 1} more)" if len(items) > 1 else ""
+    return f"{prefix}{items[0] if isinstance(items[0], str) else json.dumps(items[0], default=str)}{more}"
+
+
+def _leaks(leaks: Any) -> str | None:
+    if not isinstance(leaks, list) or not leaks:
+        return None
+    labels = sorted({f"{k.get('secret_id')} ({k.get('form')})" for k in leaks if isinstance(k, dict)})
+    return f"leaked {', '.join(labels)}" if labels else None
+
+
+def _found(observed: dict[str, Any]) -> str | None:
+    found = observed.get("found")
+    return f"{found} in {observed.get('request', 'an answer')}" if isinstance(found, str) else None
+
+
+def _answer(observed: dict[str, Any]) -> str | None:
+    """`answered 500 internal_error` from a reply's summary (client.Reply.summary)."""
+    status = observed.get("status")
+    if not isinstance(status, int) or "request" not in observed:
+        return None
+    body = observed.get("body")
+    code = body.get("error") if isinstance(body, dict) else None
+    code = code.get("code") if isinstance(code, dict) else code
+    return f"{observed['request']} answered {status}" + (f" {code}" if isinstance(code, str) else "")
 
 
 def shown(value: Any, limit: int = OBSERVED_LIMIT) -> str:
@@ -75,9 +148,12 @@ def message(
     lines = [head]
     if request:
         lines.append(f"  request:  {request}")
+    wrong = defect(observed)
+    if wrong:
+        lines.append(f"  wrong:    {wrong}")
     lines.append(f"  expected: {expected}")
     lines.append(f"  observed: {shown(observed)}")
-    if reason and reason != expected:
+    if reason and reason != expected and not reason.startswith(wrong or "\0"):
         lines.append(f"  failed:   {reason}")
     lines.append(f"  rerun:    {rerun}")
     return "\n".join(lines)

@@ -35,7 +35,8 @@ from conformance.discovery import (
     read_discovery,
     startup_problem,
 )
-from conformance.embedded import EmbeddedHost, boot_embedded
+from conformance.embedded import MISSING as EMBEDDED_MISSING
+from conformance.embedded import EmbeddedHost, boot_embedded, embedded_available
 from conformance.inputs import WORKER_KEY
 from conformance.messages import message, rerun_command, shared_stop
 from conformance.options import Options, add_options, read_options
@@ -54,6 +55,7 @@ from conformance.secrecy import scrub
 from conformance.verdict import Verdict, overall_outcome
 
 PROPERTY = "openwop"
+SKIPPED_OUTCOMES = frozenset(("UNSUPPORTED", "BLOCKED", "DISABLED", "BASELINED"))
 REASON_LIMIT = 600  # one requirement's reason in a test result (host text can be anywhere in it)
 TEST_REASON_LIMIT = 2000
 EVIDENCE_ITEMS = 20  # checks kept as evidence per requirement per test
@@ -150,6 +152,9 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     options = read_options(config)
     if not options.host_url:
+        if _runs_bundled_scenarios(config) and not embedded_available():
+            sys.stderr.write(f"openwop: {EMBEDDED_MISSING}\n")
+            return EXIT_COULD_NOT_START
         return None
     with ExitStack() as stack:
         tenant_a, tenant_b = _credentials(
@@ -163,6 +168,17 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         return None
     sys.stderr.write(scrub(f"openwop: {options.host_url}: {problem}") + "\n")
     return EXIT_COULD_NOT_START
+
+
+def _runs_bundled_scenarios(config: pytest.Config) -> bool:
+    """Whether this run collects bundled scenarios (so, without --host-url, boots the embedded host)."""
+    root, cwd = scenarios_dir(), Path(config.invocation_params.dir)
+    for arg in config.args:
+        path = Path(_bundled(str(arg), cwd).split("::", 1)[0])
+        path = path if path.is_absolute() else cwd / path
+        if path.resolve().is_relative_to(root) or root.is_relative_to(path.resolve()):
+            return True
+    return False
 
 
 def _credentials(
@@ -561,12 +577,30 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     if value is None or report.when not in ("call", "setup"):
         return None
     outcome = Outcome(value)
-    return report.outcome, SHORT_LETTER[outcome], outcome.value
+    # A skip of ours is filed under its own outcome, not "skipped": pytest's short summary folds
+    # skips under the first one's word (93 UNSUPPORTED read "BLOCKED [1]"); ours lists each.
+    category = outcome.value.lower() if report.outcome == "skipped" else report.outcome
+    return category, SHORT_LETTER[outcome], outcome.value
 
 
 def _property(report: Any, name: str) -> str | None:
     """A user property of a test report; collection reports (e.g. an import error) have none."""
     return dict(getattr(report, "user_properties", None) or ()).get(name)
+
+
+def _nothing_graded(bundle: dict[str, Any], options: Options) -> str | None:
+    """Why a run narrowed by --requirement graded none of what it selected (each one BLOCKED or
+    NOT-RUN), or None: such a run exits 5, as one that selected nothing does, never 0 as if it had
+    passed (a copied rerun line without tenant B's key must not "pass")."""
+    if not options.requirements:
+        return None
+    chosen = selection.matching(options.requirements)
+    rows = [r for r in bundle["requirements"] if r["id"] in chosen]
+    gaps = (Outcome.BLOCKED.value, Outcome.NOT_RUN.value)
+    if not rows or any(r["outcome"] not in gaps for r in rows):
+        return None
+    first = next((r for r in rows if r.get("reason")), rows[0])
+    return f"nothing selected was graded: {first['id']} is {first['outcome']}: {first.get('reason') or ''}"
 
 
 class ResultCollector:
@@ -610,6 +644,12 @@ class ResultCollector:
         bundle = build_bundle(
             self.run, options.public(), int(session.exitstatus), self.config.stash[SELECTION], baseline
         )
+        ungraded = _nothing_graded(bundle, options)
+        if ungraded and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.NO_TESTS_COLLECTED
+            bundle["verdict"]["reasons"].insert(0, ungraded)
+            bundle["verdict"]["line"] = f"{bundle['verdict']['line'].split(': ', 1)[0]}: {ungraded}"
+            bundle["verdict"]["exitCode"] = bundle["exitCode"] = int(session.exitstatus)
         self.config.stash[BUNDLE] = bundle
         publish(bundle, options)
 
@@ -633,7 +673,15 @@ class ResultCollector:
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
         bundle = config.stash.get(BUNDLE, None)
-        if not bundle or config.getoption("no_verdict_table"):
+        if not bundle:
+            return
+        if set(getattr(terminalreporter, "reportchars", "")) & set("saA"):
+            lines = short_summary_lines(bundle)
+            if lines:
+                terminalreporter.section("short summary of the suite's skipped tests", sep="-")
+                for line in lines:
+                    terminalreporter.write_line(line)
+        if config.getoption("no_verdict_table"):
             return
         terminalreporter.section("OpenWOP conformance verdicts")
         width = min(80, terminalreporter._tw.fullwidth)
@@ -646,6 +694,26 @@ class ResultCollector:
         terminalreporter.write_line(f"OpenWOP verdict: {verdict['line']}")
         for reason in verdict["reasons"][1:]:
             terminalreporter.write_line(f"  {reason}")
+
+
+def short_summary_lines(bundle: dict[str, Any]) -> list[str]:
+    """pytest's `-rs` short summary for the suite's skips: each test under its own outcome, folded by
+    outcome and reason (`UNSUPPORTED [93] scenarios/retention/…: reason`), and a test whose
+    requirements all PASS on other tests said so, never left to read as the requirement's verdict."""
+    outcomes = {row["id"]: row["outcome"] for row in bundle.get("requirements") or []}
+    folded: dict[tuple[str, str], list[str]] = {}
+    for test in bundle.get("tests") or []:
+        outcome = test.get("outcome")
+        if outcome not in SKIPPED_OUTCOMES:
+            continue
+        reason = " ".join(str(test.get("reason") or "").split())
+        if test.get("requirements") and all(outcomes.get(r) == "PASS" for r in test["requirements"]):
+            reason += " (its requirements PASS: graded by other tests)"
+        folded.setdefault((outcome, reason), []).append(str(test.get("nodeid")))
+    return [
+        f"{outcome} [{len(tests)}] {tests[0]}{' …' if len(tests) > 1 else ''}: {reason}"
+        for (outcome, reason), tests in folded.items()
+    ]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

@@ -15,6 +15,7 @@ import rfc8785
 
 from conformance import requirements
 from conformance.headline import run_verdict
+from conformance.messages import fold
 from conformance.outcomes import SEVERITY, Outcome, tally, worst
 from conformance.provenance import DIGEST_FIELD, bundle_digest, data_digests, suite_record
 from conformance.secrecy import scrub
@@ -139,8 +140,9 @@ def _row(
 
 
 def bounded_text(text: str, limit: int) -> str:
-    """`text` cut to `limit` characters, saying so."""
-    return text if len(text) <= limit else text[:limit] + "…(truncated)"
+    """`text` within `limit` characters, folded at a reason or word boundary, saying what was left out
+    (conformance/messages.py `fold`)."""
+    return fold(text, limit)
 
 
 def discovery_record(url: str, sha256: str, layout: str, document: dict[str, Any]) -> dict[str, Any]:

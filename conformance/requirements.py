@@ -29,6 +29,8 @@ class Requirement:
     surfaces: tuple[str, ...] = ()
     # Ids this requirement replaced: still accepted (never renamed away), reported under this id.
     aliases: tuple[str, ...] = ()
+    # Graded only with a second tenant's key (--tenant-b-token): a rerun line must carry it.
+    tenant_b: bool = False
 
 
 class UnknownRequirement(KeyError):
@@ -44,6 +46,7 @@ def registry() -> dict[str, Requirement]:
             fields = dict(entry)
             fields["surfaces"] = tuple(known(s) for s in fields.get("surfaces") or ())
             fields["aliases"] = tuple(fields.get("aliases") or ())
+            fields["tenant_b"] = bool(fields.pop("tenantB", False))
             requirement = Requirement(profile=profile, **fields)
             if requirement.level not in LEVELS:
                 raise ValueError(f"{requirement.id}: level must be one of {LEVELS}")

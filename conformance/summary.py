@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from conformance.messages import fold
 from conformance.secrecy import scrub
 
 SUMMARY_BUDGET = 256 * 1024  # bytes of UTF-8
@@ -58,9 +59,8 @@ def append_summary(bundle: dict[str, Any], path: str) -> None:
 def escape(text: object, limit: int = CELL_LIMIT) -> str:
     """Host text as literal Markdown table-cell text: secrets masked, cut at `limit`, one line,
     every character that Markdown or HTML would interpret backslash-escaped."""
-    value = scrub(str(text))
-    marker = "…(truncated)" if len(value) > limit else ""
-    return _PUNCTUATION.sub(r"\\\1", _NEWLINES.sub(" ", value[:limit])) + marker
+    value = fold(scrub(str(text)), limit)
+    return _PUNCTUATION.sub(r"\\\1", _NEWLINES.sub(" ", value))
 
 
 def _headline(bundle: dict[str, Any]) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from conformance import exchanges, requirements
 from conformance.evidence import describe, known
+from conformance.messages import defect
 from conformance.outcomes import Outcome, ScenarioStop, worst
 from conformance.secrecy import scrub
 
@@ -67,6 +68,7 @@ class Verdict:
     # Ids graded from what every answer showed (conformance/invariants.py), whatever the test was
     # about: graded apart from how the test ended, and left out when no answer was evidence for them.
     implicit: tuple[str, ...] = ()
+    marked_at: dict[str, str | None] = field(default_factory=dict)  # the request just before a mark
 
     def __post_init__(self) -> None:
         for requirement_id in self.declared:
@@ -107,6 +109,8 @@ class Verdict:
     def _mark(self, requirement_id: str, outcome: Outcome, reason: str) -> None:
         self._declared(requirement_id)
         self.marked.setdefault(requirement_id, (outcome, reason))
+        latest = exchanges.current()
+        self.marked_at.setdefault(requirement_id, str(latest[-1]) if latest else None)
 
     def failed_checks(self) -> list[CheckRecord]:
         return [r for r in self.records if not r.passed]
@@ -117,7 +121,7 @@ class Verdict:
             if rid in self.implicit and not self._graded(rid):
                 continue
             ended = (None, None) if rid in self.implicit else (stop, error)
-            results.append(_explained(self._resolve_one(rid, *ended), self.records))
+            results.append(_explained(self._resolve_one(rid, *ended), self.records, self.marked_at))
         return results
 
     def _graded(self, rid: str) -> bool:
@@ -132,7 +136,7 @@ class Verdict:
         failures = [r for r in mine if not r.passed]
         if failures:
             outcome = Outcome.FAIL if spec.level == "MUST" else Outcome.WARN
-            reason = "; ".join(dict.fromkeys(f.note or "check failed" for f in failures))
+            reason = "; ".join(dict.fromkeys(_failed(f) for f in failures))
             return RequirementResult(rid, outcome, len(mine), reason, evidence)
         if rid in self.ignored:
             return RequirementResult(rid, Outcome.BLOCKED, len(mine), self.ignored[rid], evidence)
@@ -178,9 +182,21 @@ class Verdict:
         return RequirementResult(rid, Outcome.PASS, count, None, evidence)
 
 
-def _explained(result: RequirementResult, records: list[CheckRecord]) -> RequirementResult:
-    """Add request, expected and observed to a result that did not pass: from its first failed check,
-    else from the reason it stopped and the latest exchange of the test."""
+def _failed(record: CheckRecord) -> str:
+    """One failed check as a reason says it: what was wrong first, read from its evidence, then what
+    was expected (its statement)."""
+    expected = record.note or "check failed"
+    wrong = defect(record.observed)
+    return f"{wrong} (expected: {expected})" if wrong else expected
+
+
+def _explained(
+    result: RequirementResult, records: list[CheckRecord], marked_at: dict[str, str | None]
+) -> RequirementResult:
+    """Add request, expected and observed to a result that did not pass: from its first failed check;
+    else from the reason it stopped and the exchange it rests on: the one that answered 500/501 for
+    a FAIL without a failed check, the one just before a scenario marked it (BLOCKED, inapplicable),
+    none when the reason already names its request, else the latest of the test."""
     if result.outcome in (Outcome.PASS, Outcome.DISABLED):
         return result
     failed = [r for r in records if r.requirement == result.id and not r.passed]
@@ -189,7 +205,15 @@ def _explained(result: RequirementResult, records: list[CheckRecord]) -> Require
         result.request, result.expected, result.observed = first.request, first.note, first.observed
         return result
     latest = exchanges.current()
-    result.request = str(latest[-1]) if latest else None
+    failing = [e for e in latest if e.status in (500, 501)]
+    if result.outcome is Outcome.FAIL and failing:
+        result.request = str(failing[-1])
+    elif "→" in (result.reason or ""):
+        result.request = None
+    elif result.id in marked_at:
+        result.request = marked_at[result.id]
+    else:
+        result.request = str(latest[-1]) if latest else None
     result.expected = None
     result.observed = result.reason
     return result

@@ -28,13 +28,28 @@ def _run_step() -> dict:
 
 def test_the_action_declares_its_inputs_and_outputs():
     assert ACTION["runs"]["using"] == "composite"
-    assert {"host-url", "api-key", "tenant-b-api-key", "profiles", "require-behavior"} <= set(
-        ACTION["inputs"]
-    )
+    assert {
+        *("host-url", "api-key", "tenant-b-api-key", "profiles", "require-behavior"),
+        *("requirements", "baseline", "host-build", "input-seed", "pytest-args"),
+    } <= set(ACTION["inputs"])
     assert all(not spec.get("required") for spec in ACTION["inputs"].values())
     assert {"verdict", "bundle"} <= set(ACTION["outputs"])
     for name, spec in ACTION["outputs"].items():
         assert spec["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
+
+
+def test_every_verdict_value_the_script_can_write_is_documented():
+    """The `verdict` output names each headline and each word for a run that stopped before grading."""
+    documented = ACTION["outputs"]["verdict"]["description"]
+    script = SCRIPT.read_text(encoding="utf-8")
+    headlines = ("CONFORMING", "NONCONFORMING", "PARTIAL", "INCOMPLETE", "BASELINED", "INAPPLICABLE")
+    stopped = ("COULD-NOT-START", "USAGE-ERROR", "NOTHING-GRADED", "INTERNAL-ERROR")
+    for word in (*headlines, *stopped):
+        assert word in documented, word
+    for word in stopped:
+        assert f'"{word}"' in script, word
+    schema = json.loads((ROOT / "schemas" / "report-bundle.schema.json").read_text(encoding="utf-8"))
+    assert set(headlines) <= set(json.dumps(schema).split('"'))
 
 
 def test_keys_reach_the_suite_through_the_environment_only():
@@ -150,14 +165,14 @@ def test_the_script_passes_a_clean_host_and_appends_the_step_summary(start_host,
 
 
 @pytest.mark.slow  # a fresh shell and suite process per run
-def test_a_refused_key_is_incomplete_with_exit_2_and_no_key_shown(start_host, tmp_path):
+def test_a_refused_key_could_not_start_with_exit_2_and_no_key_shown(start_host, tmp_path):
     host = start_host()
     wrong = "wrong-key-" + host.token_a[::-1]
     env = _host_env(host, OPENWOP_API_KEY=wrong, GITHUB_OUTPUT=str(tmp_path / "github-output"))
     code, output, out = _run_script(tmp_path, **env)
     assert code == 2, output[-3000:]
     outputs = dict(line.split("=", 1) for line in (tmp_path / "github-output").read_text().splitlines())
-    assert outputs == {"verdict": "INCOMPLETE", "exit-code": "2"}
+    assert outputs == {"verdict": "COULD-NOT-START", "exit-code": "2"}
     assert not (out / "outputs.txt").exists()  # in GitHub Actions the outputs go to $GITHUB_OUTPUT only
     assert wrong not in output and not re.search(r"wrong-key-\S+", output)
 
@@ -168,3 +183,29 @@ def test_a_stray_argument_is_a_usage_error(tmp_path):
         ["bash", str(SCRIPT), "--host-url", "x"], capture_output=True, text=True, cwd=tmp_path
     )
     assert done.returncode == 4 and "after --" in done.stderr
+
+
+@pytest.mark.slow  # a fresh shell and suite process per run
+def test_an_unreachable_host_could_not_start_and_a_bad_baseline_is_a_usage_error(tmp_path):
+    code, output, out = _run_script(tmp_path, OPENWOP_BASE_URL="http://127.0.0.1:9", OPENWOP_API_KEY="k")
+    assert code == 2 and _outputs(out) == {"verdict": "COULD-NOT-START", "exit-code": "2"}, output[-2000:]
+    missing = tmp_path / "absent.yaml"
+    code, output, out = _run_script(tmp_path, OPENWOP_BASELINE=str(missing))
+    assert code == 4 and _outputs(out)["verdict"] == "USAGE-ERROR", output[-2000:]
+
+
+@pytest.mark.slow  # a fresh shell and suite process per run
+def test_a_baseline_and_a_requirement_given_as_inputs_read_baselined(start_host, tmp_path):
+    host = start_host("event-wrong-type")
+    known = tmp_path / "known.yaml"
+    known.write_text(
+        "- id: rfc0012.B.event-type\n  reason: tracked upstream\n  expires: 2999-01-01\n", encoding="utf-8"
+    )
+    env = _host_env(host, OPENWOP_BASELINE=str(known), OPENWOP_PROFILES="compaction")
+    code, output, out = _run_script(tmp_path, **env)
+    assert code == 0 and _outputs(out)["verdict"] == "BASELINED", output[-3000:]
+    code, output, out = _run_script(tmp_path, **_host_env(host, OPENWOP_REQUIREMENTS="rfc0012.B.event-*"))
+    bundle = json.loads((out / "bundle.json").read_text(encoding="utf-8"))
+    graded = {r["id"] for r in bundle["requirements"] if r["outcome"] != "NOT-RUN"}
+    assert graded and all(rid.startswith("rfc0012.B.event-") for rid in graded), graded
+    assert _outputs(out)["verdict"] == "NONCONFORMING" and code == 1, output[-3000:]

@@ -58,6 +58,7 @@ def test_defaults():
         tenant_b_token=None,
         report=None,
         junit=None,
+        alluredir=None,
         summary_md=None,
         baseline=None,
         host_build=None,
@@ -182,6 +183,10 @@ def test_the_pytest_command_line(tmp_path):
         "no:cacheprovider",
         "-p",
         "no:unraisableexception",
+        "-p",
+        "no:terminaldistreporter",
+        "-W",
+        "ignore::pytest.PytestAssertRewriteWarning",
         "--no-verdict-table",
         "--report",
         str(tmp_path / "bundle.json"),
@@ -324,16 +329,16 @@ def _without_xdist(monkeypatch) -> None:
     )
 
 
-def test_workers_without_xdist_name_the_parallel_extra_and_exit_2(monkeypatch, capsys):
+def test_workers_without_xdist_name_the_parallel_extra_and_are_a_usage_error(monkeypatch, capsys):
     _without_xdist(monkeypatch)
     monkeypatch.setattr(cli, "_startup_check", lambda *a: pytest.fail("checked the host first"))
     monkeypatch.setattr(cli.pytest, "main", lambda args: pytest.fail("ran pytest"))
-    assert cli.main(["run", "--workers", "2", "--host-url=http://127.0.0.1:9"]) == 2
+    assert cli.main(["run", "--workers", "2", "--host-url=http://127.0.0.1:9"]) == 4
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.splitlines() == [
-        "openwop: --workers needs pytest-xdist; install the parallel extra: "
-        "pip install 'openwop-memory-conformance[parallel]'"
+        "openwop-memory-conformance: error: --workers needs pytest-xdist: install the parallel extra "
+        "(pip install 'openwop-memory-conformance[parallel]')"
     ]
 
 

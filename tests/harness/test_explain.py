@@ -105,8 +105,8 @@ def test_explain_prints_every_part(capsys):
         assert part in text
     assert "  UNSUPPORTED when discovery does not say memory.compaction.supported: true" in lines
     assert (
-        f"  openwop-memory-conformance run --host-url=URL --host-token=KEY --requirement={WITH_CAUSES}"
-        in lines
+        "  openwop-memory-conformance run --host-url=URL"
+        f' --host-token="$OPENWOP_API_KEY" --requirement={WITH_CAUSES}' in lines
     )
     for node_id in scenario_index.tests_for(WITH_CAUSES):
         assert f"  {node_id}" in lines

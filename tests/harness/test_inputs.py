@@ -62,7 +62,14 @@ def test_seeds_parse_and_fresh_ones_are_in_range():
 
 
 def test_the_rerun_command_names_the_seed():
-    assert rerun_command("r.x", "http://h", input_seed=42) == (
-        "openwop-memory-conformance run --host-url http://h --requirement r.x --input-seed 42"
+    assert rerun_command("rfc0012.B.event-type", "http://h", input_seed=42) == (
+        'openwop-memory-conformance run --host-url=http://h --host-token="$OPENWOP_API_KEY"'
+        " --requirement=rfc0012.B.event-type --input-seed=42"
     )
-    assert rerun_command("r.x", None) == "openwop-memory-conformance run --requirement r.x"
+    assert rerun_command("p11.tenant-isolation", "http://h") == (
+        'openwop-memory-conformance run --host-url=http://h --host-token="$OPENWOP_API_KEY"'
+        ' --tenant-b-token="$OPENWOP_TEST_TENANT_B_API_KEY" --requirement=p11.tenant-isolation'
+    )
+    assert rerun_command("rfc0012.B.event-type", None) == (
+        "openwop-memory-conformance run --requirement=rfc0012.B.event-type"
+    )

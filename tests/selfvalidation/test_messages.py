@@ -35,7 +35,10 @@ def test_the_terminal_shows_request_expected_observed_and_rerun(name, start_host
     assert f"  request:  {row['request']}" in block and row["request"].split()[0] in ("GET", "POST")
     assert f"  expected: {row['expected']}" in block
     assert "  observed: " in block and shown in block
-    assert f"  rerun:    openwop-memory-conformance run --host-url {host.url} --requirement {rid}" in block
+    rerun = (
+        f'  rerun:    openwop-memory-conformance run --host-url={host.url} --host-token="$OPENWOP_API_KEY"'
+    )
+    assert f"{rerun} --requirement={rid} --input-seed=" in block
     assert block in run.output  # the terminal shows the same block (FAILURES section or WARN lines)
     assert host.token_a not in run.output
 
