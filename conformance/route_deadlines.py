@@ -60,11 +60,13 @@ class Expiry:
     at: datetime
 
     def refusal(self, request: str) -> str:
-        """The one line a later request to the route stops with."""
+        """The one line a later request to the route stops with: "POST /v1/test/memory/compact: not
+        sent: this route already missed its 20s deadline (timeout) at 21:14:05Z; …"."""
+        route = "this route" if request == self.route else f"its route {self.route}"
         first = "" if request == self.request else f", on {self.request}"
         return (
-            f"{request}: not sent: the route {self.route} already missed its {self.timeout:g}s deadline "
-            f"(timeout) at {self.at:%H:%M:%S}Z{first}; a route waits out one deadline per run"
+            f"{request}: not sent: {route} already missed its {self.timeout:g}s deadline (timeout) "
+            f"at {self.at:%H:%M:%S}Z{first}; a route waits out one deadline per run"
         )
 
 
