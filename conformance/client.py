@@ -175,10 +175,10 @@ class HostClient:
             return type(exc)(exc.reason)  # a fresh stop: no traceback, no frames, no bytes
         text = _text(data, answer_headers)
         exchanges.record(Exchange(method, path, status, _excerpt_of(content), text[: exchanges.EXCERPT]))
-        size = held_answers.cost(data)
+        size = held_answers.cost(data)  # within the parse budget, one answer alone always fits
         try:
-            HELD.check(size, where)
             body, problem = _body(data)
+            HELD.check(size, where)
         except HostError as exc:
             return type(exc)(exc.reason)
         except OverBudget as exc:
