@@ -366,6 +366,7 @@ MEMORY_CASES = [
     ("900,000 members", _members, "an object with more than 50,000 members", WHOLE_RUN_SECONDS),
     ("1.3 million escapes", _escapes, "a string of 1,300,000 characters", WHOLE_RUN_SECONDS),
     ("8 MB within the budget", _legal_but_large, None, 4 * WHOLE_RUN_SECONDS),
+    ("a million escapes within the budget", lambda: _escapes(1_000_000), None, 4 * WHOLE_RUN_SECONDS),
 ]
 
 
