@@ -2,8 +2,9 @@
 
 Each test host here misbehaves on the wire (tests/conftest.py `RawHost`): a body dripped a byte a
 second, a 200 MB answer, a gzip bomb, discovery that is not strict JSON or nests 100,000 deep, a host
-that dies after start-up, a seam that answers its probe and hangs on real work, answers within the
-size cap but over the parse budget (900,000 members, 1.3 million escapes, 720,000 discovery keys).
+that dies after start-up, a seam that answers its probe and hangs on real work (and the reference
+host with its entry read route hung), answers within the size cap but over the parse budget (900,000
+members, 1.3 million escapes, 720,000 discovery keys) or within it and large everywhere.
 Every run must finish within (scenarios × timeout) plus start-up (a hung route: three deadlines plus
 start-up; an answer over the budget: a minute), with a peak RSS under 300 MB, a report under 5 MB,
 no traceback, and the token nowhere in any output.
@@ -11,10 +12,14 @@ no traceback, and the token nowhere in any output.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import secrets
+import threading
 import time
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from conftest import Answer, MeasuredRun
@@ -24,6 +29,8 @@ from conformance.paths import scenarios_dir
 from conformance.profiles.compaction.seams import COMPACT, SEED
 from reference_host.config import HostConfig
 from reference_host.discovery import discovery_document
+from reference_host.parts import HostParts
+from reference_host.server import start_in_thread
 
 pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
 
@@ -337,6 +344,78 @@ def test_a_compaction_seam_that_hangs_costs_one_deadline_per_run(raw_host, run_s
     refused = [r for r in reasons if missed in r]
     assert len(expired) == 1 and len(refused) >= 10, (expired, refused[:3])
     assert all("a route waits out one deadline per run" in r for r in refused)
+
+
+class HungEntryReads:
+    """An ASGI layer for the reference host: `GET /v1/memory/{memoryRef}/{id}` waits (up to HANG, or
+    until released) before the host answers; everything else is the reference host's own."""
+
+    def __init__(self) -> None:
+        self.reached = 0
+        self.released = threading.Event()
+
+    def __call__(self, app: Callable) -> Callable:
+        async def layer(scope, receive, send):
+            path = scope.get("path", "")
+            entry_read = path.startswith("/v1/memory/") and path.count("/") == 4
+            if scope["type"] == "http" and scope["method"] == "GET" and entry_read:
+                self.reached += 1
+                waited = 0.0
+                while waited < HANG and not self.released.is_set():
+                    await asyncio.sleep(0.05)
+                    waited += 0.05
+            await app(scope, receive, send)
+
+        return layer
+
+
+def test_a_read_route_that_hangs_costs_one_deadline_and_nothing_else(tmp_path: Path, run_suite_measured):
+    """The reference host with its entry read route hung: one read waits out the deadline, every later
+    read (any memoryRef, any id, either tenant) is ERROR at once naming the route; what needs no entry
+    read keeps its outcome (PASS), and nothing FAILs."""
+    hung = HungEntryReads()
+    token_a, token_b = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+    config = HostConfig(
+        api_keys={token_a: "tenant-a", token_b: "tenant-b"},
+        database_url=f"sqlite:///{tmp_path / 'host.db'}",
+        test_seams=True,
+    )
+    host = start_in_thread(config, parts=HostParts(app_layers=(hung,)))
+    try:
+        run = run_suite_measured(
+            f"--request-timeout={DEADLINE:g}",
+            str(scenarios_dir() / "compaction"),
+            url=host.url,
+            token_a=token_a,
+            token_b=token_b,
+            timeout=600,
+        )
+    finally:
+        hung.released.set()
+        host.stop()
+    assert run.bundle is not None and run.exit_code == 1, run.output[-3000:]
+    assert "Traceback" not in run.output
+    assert hung.reached == 1, f"{hung.reached} entry reads reached the hung route"
+    route = "GET /v1/memory/{memoryRef}/{id}"
+    reasons = [t["reason"] or "" for t in run.bundle["tests"]]
+    named = [r for r in reasons if route in r or "deadline (timeout)" in r]
+    assert named and all("\n" not in r for r in named), named
+    expired = {r for r in named if f"within the {DEADLINE:g}s deadline (timeout)" in r}
+    assert len(expired) == 1, expired  # one request waited; a module's tests share what their driver saw
+    for test in run.bundle["tests"]:
+        if test["reason"] in named:
+            assert test["outcome"] == "ERROR", test
+    rows = [row for row in run.bundle["requirements"] if row["outcome"] != "NOT-RUN"]
+    for row in rows:  # what needs no entry read passes as on a clean host; the rest stops on the route
+        reason = row.get("reason") or ""
+        on_route = route in reason or (
+            reason.startswith("GET /v1/memory/") and "deadline (timeout)" in reason
+        )
+        assert row["outcome"] == "PASS" or (row["outcome"] == "ERROR" and on_route), row
+    passed = {row["id"] for row in rows if row["outcome"] == "PASS"}
+    assert {"rfc0012.A.advertised", "rfc0012.seam.reachable"} <= passed, passed
+    stopped = len(rows) - len(passed)
+    print(f"\n  {run.seconds:.1f}s, peak RSS {run.peak_rss_mb:.0f} MB, {stopped} requirements on the route")
 
 
 # -- answers within the size cap and over the parse budget: bounded memory ---------------------------
