@@ -4,7 +4,8 @@ Why: the size cap and the parse budget (conformance/strict_json.py) bound one an
 may keep many (the bad-input probes keep seventeen until they are graded). Seventeen answers of
 8 MB each, text and parsed body, took a run past 450 MB. So every reply the client hands out is
 counted here while it lives, at an estimate of what it costs (its text and its parsed body), and an
-answer that would take the live total past HELD_BUDGET is an ERROR with one line instead of a reply.
+answer that would take the live total past HELD_BUDGET is an ERROR with one line instead of a reply
+(an answer alone is always kept: the size cap and the parse budget bound it).
 
 A conforming host never comes near it: the reference host's largest answer in a full run is 66 KB,
 so the budget holds about a thousand of them at once. Cost is estimated, not measured: twice the
@@ -43,17 +44,21 @@ class HeldAnswers:
         self._collected = 0.0
 
     def check(self, size: int, where: str) -> None:
-        """HostError if an answer of `size` would take the live total over budget."""
+        """HostError if an answer of `size` would take the live total over budget. An answer alone
+        is always kept (the size cap bounds it, and an operator may raise that cap)."""
         with self._lock:
-            if self.total + size > self.budget and time.monotonic() - self._collected > _COLLECT_EVERY:
+            if self._over(size) and time.monotonic() - self._collected > _COLLECT_EVERY:
                 self._collected = time.monotonic()
                 gc.collect()  # answers of finished scenarios may only wait in reference cycles
-            if self.total + size > self.budget:
+            if self._over(size):
                 raise HostError(
                     f"{where}: answer not kept: with the answers this run still holds "
                     f"({self.total / MiB:.0f} MiB, estimated) it would pass the harness's "
                     f"{self.budget // MiB} MiB budget for answers held at once"
                 )
+
+    def _over(self, size: int) -> bool:
+        return self.total > 0 and self.total + size > self.budget
 
     def keep(self, reply: object, size: int) -> None:
         """Count `reply` until it is garbage-collected."""
