@@ -17,9 +17,10 @@ bounded here, so no host can hang, exhaust or crash the harness:
 
 Transport trouble becomes `HostError` (ERROR) with a one-line reason (query strings and tokens left
 out): refused, reset, deadline, broken framing, 502/503/504 and other 5xx, an answer over the cap or
-over the parse budget, a route that already missed its deadline, a body that is not the JSON it was
-due. A 500 or 501 to a request becomes `HostFailure` (FAIL): the host
-failed the operation being exercised. `allow_5xx=True` returns every 5xx as a `Reply` instead.
+over the parse budget, one the run cannot hold besides the others, a route that already missed its
+deadline, a body that is not the JSON it was due. A 500 or 501 to a request becomes `HostFailure`
+(FAIL): the host failed the operation being exercised. `allow_5xx=True` returns every 5xx as a
+`Reply` instead.
 """
 
 from __future__ import annotations
@@ -175,7 +176,7 @@ class HostClient:
             return type(exc)(exc.reason)  # a fresh stop: no traceback, no frames, no bytes
         text = _text(data, answer_headers)
         exchanges.record(Exchange(method, path, status, _excerpt_of(content), text[: exchanges.EXCERPT]))
-        size = held_answers.cost(data)  # within the parse budget, one answer alone always fits
+        size = held_answers.cost(data)  # what keeping this reply would cost, estimated from its bytes
         try:
             body, problem = _body(data)
             HELD.check(size, where)
