@@ -8,12 +8,19 @@ bounded here, so no host can hang, exhaust or crash the harness:
 - a cap on the decoded size of an answer (`--max-answer-bytes`), counted while streaming and after
   content-decoding, which is done here in bounded pieces (a gzip bomb stops at the cap);
 - strict JSON (I-JSON, RFC 7493): UTF-8, no NaN/Infinity, integers within ±(2^53−1), no duplicate
-  keys, no lone surrogates, bounded nesting (conformance/strict_json.py).
+  keys, no lone surrogates, bounded nesting (conformance/strict_json.py);
+- a parse budget (members per object, values in all, characters per string: strict_json.Budget), so
+  an answer within the cap cannot cost the harness more memory parsed than the budget allows, and a
+  budget for the answers held at once, whatever scenarios keep (conformance/held_answers.py);
+- one deadline per route per run (conformance/route_deadlines.py): once a deadline expired on a
+  route, later requests to it are ERROR at once instead of waiting again.
 
 Transport trouble becomes `HostError` (ERROR) with a one-line reason (query strings and tokens left
-out): refused, reset, deadline, broken framing, 502/503/504 and other 5xx, an answer over the cap, a
-body that is not the JSON it was due. A 500 or 501 to a request becomes `HostFailure` (FAIL): the host
-failed the operation being exercised. `allow_5xx=True` returns every 5xx as a `Reply` instead.
+out): refused, reset, deadline, broken framing, 502/503/504 and other 5xx, an answer over the cap or
+over the parse budget, one the run cannot hold besides the others, a route that already missed its
+deadline, a body that is not the JSON it was due. A 500 or 501 to a request becomes `HostFailure`
+(FAIL): the host failed the operation being exercised. `allow_5xx=True` returns every 5xx as a
+`Reply` instead.
 """
 
 from __future__ import annotations
@@ -33,11 +40,13 @@ from urllib.parse import quote
 import httpcore
 import httpx
 
-from conformance import exchanges, invariants
+from conformance import exchanges, held_answers, invariants
 from conformance.exchanges import Exchange
-from conformance.outcomes import HostError, HostFailure
+from conformance.held_answers import HELD
+from conformance.outcomes import HostError, HostFailure, ScenarioStop
+from conformance.route_deadlines import DeadlineExpired, RouteBreaker
 from conformance.secrecy import Secret
-from conformance.strict_json import StrictJSONError, parse_strict_json
+from conformance.strict_json import OverBudget, StrictJSONError, dumps_bounded, parse_strict_json
 
 DEFAULT_MAX_ANSWER_BYTES = 8 * 1024 * 1024
 FAILING_5XX = (500, 501)  # the host failing the operation; any other 5xx is a gateway/transport answer
@@ -61,11 +70,13 @@ class Reply:
         return self.body is not None
 
     def summary(self, limit: int = 300) -> dict[str, Any]:
-        """Evidence-sized view of the reply for reports."""
-        shown: Any = self.body if self.is_json else self.text[:limit]
-        text = json.dumps(shown, ensure_ascii=False) if self.is_json else str(shown)
-        if len(text) > limit:
-            shown = text[:limit] + "…"
+        """Evidence-sized view of the reply for reports (never a serialisation of the whole body)."""
+        shown: Any = self.text[:limit]
+        if self.is_json:
+            text, cut = dumps_bounded(self.body, limit)
+            shown = text + "…" if cut else self.body
+        elif len(self.text) > limit:
+            shown += "…"
         return {"request": f"{self.method} {self.path}", "status": self.status, "body": shown}
 
 
@@ -90,6 +101,7 @@ class HostClient:
         token: Secret | None,
         timeout: float,
         max_answer_bytes: int = DEFAULT_MAX_ANSWER_BYTES,
+        breaker: RouteBreaker | None = None,
         tenant: str | None = "a",
     ) -> None:
         self.base_url = base_url.rstrip("/")
@@ -97,6 +109,7 @@ class HostClient:
         self.tenant = tenant  # whose answers these are, for the invariants (conformance/invariants.py)
         self.timeout = timeout
         self.max_answer_bytes = max_answer_bytes
+        self.breaker = breaker or RouteBreaker()  # shared with `with_token` clients: one run's routes
         self._http = httpx.Client(
             base_url=self.base_url,
             timeout=timeout,
@@ -108,8 +121,9 @@ class HostClient:
         self._http.close()
 
     def with_token(self, token: Secret | None, tenant: str | None = None) -> HostClient:
-        """A client for another credential on the same host (`tenant="b"` for tenant B's key)."""
-        return HostClient(self.base_url, token, self.timeout, self.max_answer_bytes, tenant)
+        """A client for another credential on the same host and the same routes (`tenant="b"` for
+        tenant B's key)."""
+        return HostClient(self.base_url, token, self.timeout, self.max_answer_bytes, self.breaker, tenant)
 
     def request(
         self,
@@ -123,6 +137,28 @@ class HostClient:
         params: dict[str, Any] | None = None,
         allow_5xx: bool = False,
     ) -> Reply:
+        """One exchange: the reply, or HostError/HostFailure with a one-line reason.
+
+        The work is done in `_answer`, which returns a stop rather than raising it: a stop raised
+        while a frame still held the answer's bytes would keep them alive for as long as anyone
+        keeps the stop (a module's driver record, the seam probe cache).
+        """
+        answer = self._answer(method, path, json_body, content, token, headers, params, allow_5xx)
+        if isinstance(answer, ScenarioStop):
+            raise answer
+        return answer
+
+    def _answer(
+        self,
+        method: str,
+        path: str,
+        json_body: Any,
+        content: bytes | str | None,
+        token: Any,
+        headers: dict[str, str] | None,
+        params: dict[str, Any] | None,
+        allow_5xx: bool,
+    ) -> Reply | ScenarioStop:
         sent_headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate"}
         credential = self.token if token is _DEFAULT else token
         if credential is not None:
@@ -134,26 +170,42 @@ class HostClient:
         sent_headers.update(headers or {})
         where = f"{method} {path}"
         try:
+            self.breaker.check(method, path)
             status, answer_headers, data = self._exchange(where, method, path, content, sent_headers, params)
-        except HostError:
+        except HostError as exc:
             exchanges.record(Exchange(method, path, None, _excerpt_of(content)))
-            raise
+            if isinstance(exc, DeadlineExpired):
+                self.breaker.trip(method, path, self.timeout)
+            return type(exc)(exc.reason)  # a fresh stop: no traceback, no frames, no bytes
         text = _text(data, answer_headers)
-        body, problem = _body(data)
         tenant = self.tenant if token is _DEFAULT else None  # another key: nobody's data
-        scan = invariants.observe(tenant, method, path, status, _scanned(text, body), _sent(content))
         excerpt = text[: exchanges.EXCERPT]
+        size = held_answers.cost(data)  # what keeping this reply would cost, estimated from its bytes
+        try:
+            body, problem = _body(data)
+            HELD.check(size, where)
+        except HostError as exc:
+            exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant))
+            return type(exc)(exc.reason)
+        except OverBudget as exc:
+            exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant))
+            return HostError(f"{where}: answer {exc.reason}")
+        scan = invariants.observe(tenant, method, path, status, _scanned(text, body), _sent(content))
         exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant, scan))
         if status >= 500 and not allow_5xx:
             message = f"{where}: host answered {status} ({_error_excerpt(body, text)})"
-            raise (HostFailure if status in FAILING_5XX else HostError)(message)
-        return Reply(method, path, status, answer_headers, text, body, problem)
+            return (HostFailure if status in FAILING_5XX else HostError)(message)
+        reply = Reply(method, path, status, answer_headers, text, body, problem)
+        HELD.keep(reply, size)
+        return reply
 
     def json(self, method: str, path: str, **kwargs: Any) -> Reply:
         """Like `request`, but the reply MUST be strict JSON (an empty or garbled body is a HostError)."""
         reply = self.request(method, path, **kwargs)
         if not reply.is_json:
-            raise HostError(f"{method} {path}: {json_problem(reply)}")
+            problem = f"{method} {path}: {json_problem(reply)}"
+            del reply  # the stop below must not keep the answer alive (see `request`)
+            raise HostError(problem)
         return reply
 
     def get(self, path: str, **kwargs: Any) -> Reply:
@@ -181,7 +233,7 @@ class HostClient:
                 data = _read_body(answer, where, deadline, self.max_answer_bytes, self.timeout)
                 return answer.status_code, answer.headers, data
         except httpx.TimeoutException:
-            raise HostError(_deadline_message(where, self.timeout)) from None
+            raise DeadlineExpired(_deadline_message(where, self.timeout)) from None
         except httpx.ConnectError:
             raise HostError(f"{where}: connection refused or host unreachable at {self.base_url}") from None
         except httpx.RemoteProtocolError as exc:
@@ -268,7 +320,7 @@ def _raw_pieces(
 
 def _check_deadline(deadline: float, where: str, timeout: float) -> None:
     if time.monotonic() > deadline:
-        raise HostError(_deadline_message(where, timeout))
+        raise DeadlineExpired(_deadline_message(where, timeout))
 
 
 def _deadline_message(where: str, timeout: float) -> str:
@@ -337,11 +389,14 @@ def _charset(content_type: str) -> str | None:
 
 
 def _body(data: bytes) -> tuple[Any, str | None]:
-    """(parsed body, None) or (None, why not): an empty body or one that is not strict JSON."""
+    """(parsed body, None) or (None, why not): an empty body or one that is not strict JSON. An answer
+    over the parse budget raises OverBudget: like one over the size cap, it is no reply at all."""
     if not data.strip():
         return None, "empty body" if data else None
     try:
         return parse_strict_json(data), None
+    except OverBudget:
+        raise
     except StrictJSONError as exc:
         return None, exc.reason
 

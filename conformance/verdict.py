@@ -14,6 +14,7 @@ operation being exercised) FAIL. A requirement with no counted check takes the r
 from __future__ import annotations
 
 import json
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,8 +23,10 @@ from conformance.evidence import describe, known
 from conformance.messages import defect
 from conformance.outcomes import Outcome, ScenarioStop, worst
 from conformance.secrecy import scrub
+from conformance.strict_json import dumps_bounded
 
 EVIDENCE_LIMIT = 1500
+SCRUB_MARGIN = 4096  # longer than any credential: one cut across the margin is masked whole
 
 
 class UndeclaredRequirement(Exception):
@@ -232,11 +235,17 @@ def overall_outcome(results: list[RequirementResult]) -> Outcome:
 
 
 def _bounded(value: Any) -> Any:
-    """Keep evidence JSON-able and small enough for a report."""
+    """Keep evidence JSON-able and small enough for a report.
+
+    Evidence may be a whole answer: only about EVIDENCE_LIMIT characters of it are ever serialised,
+    and the check keeps those, never the value. The excerpt is taken SCRUB_MARGIN characters longer
+    than kept, so a credential that straddles the cut is masked whole before the cut.
+    """
     try:
-        text = scrub(json.dumps(value, ensure_ascii=False, default=str))
+        text, cut = dumps_bounded(value, EVIDENCE_LIMIT + SCRUB_MARGIN)
     except (TypeError, ValueError):
-        text = scrub(json.dumps(repr(value)))
-    if len(text) <= EVIDENCE_LIMIT:
+        text, cut = dumps_bounded(reprlib.repr(value), EVIDENCE_LIMIT + SCRUB_MARGIN)
+    text = scrub(text)
+    if not cut and len(text) <= EVIDENCE_LIMIT:
         return json.loads(text)
     return text[:EVIDENCE_LIMIT] + "…(truncated)"

@@ -47,7 +47,8 @@ CONTEXT = 12
 _MIN_ENCODED = 8  # shorter encoded fragments match prose by chance
 _FORM_LEAK_MAX = 120
 
-_JSON_ESCAPES = re.compile(r'(?:\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]))+')
+# Possessive: a run of a million escapes must not leave a million backtracking points (226 MB).
+_JSON_ESCAPES = re.compile(r'(?:\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt]))++')
 _B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{8,}={0,2}")
 _URL_TO_STD = str.maketrans("-_", "+/")
 _WHITESPACE = re.compile(r"\s+")

@@ -1,6 +1,9 @@
-"""HostClient against real loopback servers: strict JSON, the answer size cap, the one deadline per
-request, content-decoding in bounded pieces, and which 5xx is FAIL and which ERROR."""
+"""HostClient against real loopback servers: strict JSON, the answer size cap, the parse budget, the
+one deadline per request and per route, the budget for answers held at once, content-decoding in
+bounded pieces, and which 5xx is FAIL and which ERROR."""
 
+import gc
+import json
 import time
 import tracemalloc
 import zlib
@@ -9,9 +12,11 @@ import pytest
 from conftest import Answer
 
 from conformance.client import HostClient
+from conformance.held_answers import HeldAnswers
 from conformance.outcomes import HostError, HostFailure, Outcome
+from conformance.route_deadlines import route_of
 from conformance.secrecy import Secret
-from conformance.strict_json import parse_strict_json
+from conformance.strict_json import Budget, OverBudget, dumps_bounded, parse_strict_json
 
 MiB = 1024 * 1024
 TOKEN = "tok-client-test-5c1e0a9b-never-shown"
@@ -76,6 +81,77 @@ def test_strict_json_accepts_what_i_json_allows():
     }
     assert parse_strict_json(b"[" * 64 + b"]" * 64) is not None
     assert parse_strict_json(b'{"text": "' + b"[" * 1000 + b'"}') == {"text": "[" * 1000}
+
+
+# -- the parse budget ------------------------------------------------------------------------------
+
+
+def _members(count: int) -> bytes:
+    return b"{" + b",".join(b'"k%d": 0' % i for i in range(count)) + b"}"
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        (_members(50_001), "an object with more than 50,000 members at offset"),
+        (b"[" + b"0," * 200_000 + b"0]", "more than 200,000 values by offset"),
+        (b"[" + b"{}," * 200_000 + b"{}]", "more than 200,000 values by offset"),
+        (b'{"s": "' + b"\\u00e9" * (1024 * 1024 + 1) + b'"}', "a string of 1,048,577 characters"),
+        (b'{"' + b"k" * (1024 * 1024 + 1) + b'": 1}', "a string of 1,048,577 characters"),
+    ],
+    ids=["members", "values", "empty objects", "escaped string", "member name"],
+)
+def test_an_answer_over_the_parse_budget_is_an_error_like_the_size_cap(raw_host, body, words):
+    """Over budget is no reply at all, whether JSON was due or not (`request` raises too)."""
+    host = raw_host(lambda *_: Answer.raw(body))
+    with pytest.raises(HostError) as caught:
+        _client(host).request("GET", "/v1/thing")
+    reason = caught.value.reason
+    assert reason.startswith("GET /v1/thing: answer over the parse budget: ") and words in reason, reason
+    assert "\n" not in reason and len(reason) < 200
+
+
+def test_the_parse_budget_admits_what_a_conforming_host_sends():
+    """At the bounds, and the shapes of the reference host's largest answers (an event-log page of
+    1,000 events with 100 source ids each, a 1 MiB workspace file as a string)."""
+    assert len(parse_strict_json(_members(50_000))) == 50_000
+    assert len(parse_strict_json(b"[" + b"0," * 199_998 + b"0]")) == 199_999  # 200,000 values with the array
+    assert len(parse_strict_json(b'["' + b"\\u00e9" * (1024 * 1024) + b'"]')[0]) == 1024 * 1024
+    page = {"events": [{"type": "memory.compacted", "sourceIds": [f"e-{j}" for j in range(100)]}] * 1000}
+    assert parse_strict_json(json.dumps(page).encode()) == page
+    index = json.dumps({"memoryRefs": {f"mem-{i}": {"entryCount": i} for i in range(4000)}})
+    assert parse_strict_json(json.dumps({"content": index}).encode())["content"] == index
+
+
+def test_a_budget_is_checked_before_anything_is_built():
+    """900,000 members (8 MB) cost a few MB to refuse, not the 100+ MB of dicts they would parse to;
+    a million escapes leave no backtracking state behind."""
+    many = _members(900_000)
+    escapes = b'{"s": "' + b"\\u00e9" * 1_300_000 + b'"}'
+    for body in (many, escapes):
+        tracemalloc.start()
+        try:
+            with pytest.raises(OverBudget):
+                parse_strict_json(body)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * len(body), (len(body), peak)
+    tight = Budget(members=2, values=10, string_chars=3)
+    assert parse_strict_json(b'{"a": "xyz", "b": [1, 2]}', tight) == {"a": "xyz", "b": [1, 2]}
+    with pytest.raises(OverBudget, match="members"):
+        parse_strict_json(b'{"a": 1, "b": 2, "c": 3}', tight)
+
+
+def test_an_excerpt_is_the_start_of_the_serialisation_and_never_the_whole():
+    value = {"a": [1, 2.5, None, True, "é\n"], 1: {"b": {}}, None: (), False: "x"}
+    full = json.dumps(value, ensure_ascii=False, default=str)
+    for limit in (0, 7, 30, 1000):
+        assert dumps_bounded(value, limit) == (full[:limit], len(full) > limit)
+    huge = {"s": "x" * 50_000_000, "l": list(range(5_000_000))}
+    started = time.monotonic()
+    assert dumps_bounded(huge, 20) == ('{"s": "xxxxxxxxxxxxx', True)
+    assert time.monotonic() - started < 0.5
 
 
 def test_html_where_json_was_due_says_what_came(raw_host):
@@ -174,6 +250,72 @@ def test_the_deadline_is_per_request_not_per_client(raw_host):
         assert client.json("GET", "/fine").body == {"ok": True}
 
 
+# -- one deadline per route ---------------------------------------------------------------------------
+
+
+def test_route_templates_name_ids_not_values():
+    assert route_of("GET", "/v1/memory/mem_a%2Fb/e-1") == "GET /v1/memory/{memoryRef}/{id}"
+    assert route_of("GET", "/v1/memory/mem_a") == "GET /v1/memory/{memoryRef}"
+    assert route_of("POST", "/v1/test/memory/compact") == "POST /v1/test/memory/compact"
+    assert route_of("GET", "/v1/host/sample/memory/archives/ab12") == (
+        "GET /v1/host/sample/memory/archives/{checksum}"
+    )
+    index = "/v1/host/workspace/files/MEMORY-INDEX.json"
+    assert route_of("GET", index) == "GET /v1/host/workspace/files/{path}"
+    assert route_of("POST", "/r/projects/p-1/runs") == "POST /r/projects/{project}/runs"
+    assert route_of("GET", "/r/projects/p-1/memories/m-9") == "GET /r/projects/{project}/memories/{id}"
+    assert route_of("GET", "/r/projects/p-2/memories") == "GET /r/projects/{project}/memories"
+
+
+def test_a_route_that_missed_its_deadline_is_an_error_at_once_for_every_client_of_the_run(raw_host):
+    """The read of one entry hangs: the next read of any entry (another id, tenant B's key) is refused
+    at once, naming the route and the first expiry; the other routes are untouched."""
+
+    def respond(_method, path, _headers):
+        if path.startswith("/v1/memory/") and path.count("/") == 4:
+            time.sleep(3)
+        return Answer.json({"ok": True})
+
+    host = raw_host(respond)
+    client = _client(host, timeout=0.5)
+    with pytest.raises(HostError, match=r"within the 0.5s deadline \(timeout\)"):
+        client.request("GET", "/v1/memory/mem-1/e-1")
+    tenant_b = client.with_token(Secret("tok-b-5c1e0a9b"))
+    for who, path in ((client, "/v1/memory/mem-2/e-7"), (tenant_b, "/v1/memory/mem-1/e-1")):
+        started = time.monotonic()
+        with pytest.raises(HostError) as caught:
+            who.request("GET", path)
+        assert time.monotonic() - started < 0.1
+        reason = caught.value.reason
+        assert reason.startswith(f"GET {path}: not sent: its route GET /v1/memory/{{memoryRef}}/{{id}} ")
+        assert "already missed its 0.5s deadline (timeout) at " in reason and "\n" not in reason
+    assert client.json("GET", "/v1/memory/mem-1").body == {"ok": True}  # the listing is another route
+    assert [p for _m, p, _h in host.requests].count("/v1/memory/mem-2/e-7") == 0  # never sent
+
+
+def test_a_slow_answer_in_time_trips_nothing(raw_host):
+    """Only an expired deadline trips a route: a slow answer after a fast one leaves it open."""
+    delays = iter([0.0, 0.6, 0.0])
+    host = raw_host(lambda *_: (time.sleep(next(delays)), Answer.json({"ok": True}))[1])
+    client = _client(host, timeout=2.0)
+    for _ in range(3):
+        reply = client.json("POST", "/v1/test/memory/compact", json_body={"memoryRef": "m"})
+        assert reply.body == {"ok": True}
+    assert client.breaker.expired() == []
+
+
+def test_only_the_deadline_trips_a_route(raw_host):
+    """A reset, a 503 or an answer over the cap is an error of that request alone."""
+    over_cap = Answer.raw(b"[" + b"0," * 600_000 + b"0]")
+    answers = iter([None, Answer.json({"error": "busy"}, status=503), over_cap])
+    host = raw_host(lambda *_: next(answers, Answer.json({"ok": True})))
+    client = _client(host, cap=MiB)
+    for _ in range(3):
+        with pytest.raises(HostError):
+            client.request("GET", "/v1/host/events")
+    assert client.json("GET", "/v1/host/events").body == {"ok": True}
+
+
 def test_a_body_cut_short_is_broken_framing(raw_host):
     host = raw_host(lambda *_: Answer(200, [], [b'{"a": 1'], length=100))
     with pytest.raises(HostError, match="broken HTTP framing"):
@@ -212,6 +354,52 @@ def test_500_and_501_fail_the_operation_other_5xx_are_errors(raw_host, status, k
     )
     reply = client.request("POST", "/v1/test/memory/compact", json_body={}, allow_5xx=True)
     assert reply.status == status and reply.body == envelope
+
+
+# -- what the harness keeps -------------------------------------------------------------------------
+
+
+def test_answers_held_at_once_are_bounded_and_released_when_dropped():
+    held = HeldAnswers(budget=10 * 1024 * 1024)
+
+    class Kept:
+        pass
+
+    first, second = Kept(), Kept()
+    held.check(20 * 1024 * 1024, "GET /alone")  # an answer alone is always kept (the cap bounds it)
+    held.keep(first, 6 * 1024 * 1024)
+    held.check(4 * 1024 * 1024, "GET /a")
+    with pytest.raises(HostError) as caught:
+        held.check(5 * 1024 * 1024, "GET /b")
+    assert caught.value.reason == (
+        "GET /b: answer not kept: with the answers this run still holds (6 MiB, estimated) it would "
+        "pass the harness's 10 MiB budget for answers held at once"
+    )
+    held.keep(second, 1024)
+    del first
+    gc.collect()
+    held.check(9 * 1024 * 1024, "GET /b")
+    assert held.total == 1024
+
+
+def test_a_stop_keeps_no_frame_that_held_the_answer(raw_host):
+    """A stop outlives its scenario (a module's driver record, the seam probe cache): the answer that
+    caused it must not live on in its traceback's frames."""
+    body = b'{"s": "' + b"x" * (2 * 1024 * 1024) + b'"}'
+    host = raw_host(lambda *_: Answer.raw(body))
+    with pytest.raises(HostError) as caught:
+        _client(host).request("GET", "/v1/thing")
+    frames, tb = [], caught.value.__traceback__.tb_next  # the frames below this test's own
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    big = [
+        (frame.f_code.co_name, name)
+        for frame in frames
+        for name, value in frame.f_locals.items()
+        if isinstance(value, bytes | bytearray | str) and len(value) > 1024 * 1024
+    ]
+    assert big == [] and caught.value.__context__ is None
 
 
 def test_the_token_is_sent_but_never_in_a_reason(raw_host):

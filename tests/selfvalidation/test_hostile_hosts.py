@@ -2,23 +2,35 @@
 
 Each test host here misbehaves on the wire (tests/conftest.py `RawHost`): a body dripped a byte a
 second, a 200 MB answer, a gzip bomb, discovery that is not strict JSON or nests 100,000 deep, a host
-that dies after start-up. Every run must finish within (scenarios × timeout) plus start-up, with a
-peak RSS under 300 MB, a report under 5 MB, no traceback, and the token nowhere in any output.
+that dies after start-up, a seam that answers its probe and hangs on real work (and the reference
+host with its entry read route hung), answers within the size cap but over the parse budget (900,000
+members, 1.3 million escapes, 720,000 discovery keys) or within it and large everywhere.
+Every run must finish within (scenarios × timeout) plus start-up (a hung route: three deadlines plus
+start-up; an answer over the budget: a minute), with a peak RSS under 300 MB, a report under 5 MB,
+no traceback, and the token nowhere in any output.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import secrets
+import threading
+import time
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from conftest import Answer, MeasuredRun
 
 from conformance import schemas
 from conformance.paths import scenarios_dir
+from conformance.profiles.compaction.seams import COMPACT, SEED
 from reference_host.config import HostConfig
 from reference_host.discovery import discovery_document
+from reference_host.parts import HostParts
+from reference_host.server import start_in_thread
 
 pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
 
@@ -38,6 +50,18 @@ SEAM_DRIVEN = ("rfc0012.B.event-schema", "rfc0062.B6.event-valid", "p11.seam.rea
 START_UP = 30.0  # interpreter, imports, discovery and the preflight, on a loaded CI machine
 PEAK_RSS_MB = 300
 REPORT_BYTES = 5 * 1000 * 1000
+WHOLE_RUN_SECONDS = 60.0  # the whole bundled suite against a host whose every answer is over budget
+
+
+def _base36(number: int) -> bytes:
+    """Short distinct names: 900,000 members fit in 8 MB."""
+    digits = b"0123456789abcdefghijklmnopqrstuvwxyz"
+    name = b""
+    while True:
+        number, digit = divmod(number, 36)
+        name = digits[digit : digit + 1] + name
+        if not number:
+            return name
 
 
 def _bomb(gib: int = 10) -> bytes:
@@ -147,11 +171,16 @@ def test_500_to_a_well_formed_request_fails_the_requirement_with_the_status_as_e
     assert rows["discovery.document-valid"]["outcome"] == "PASS"
 
 
+def _padding(total: int, piece: int = 512 * 1024) -> dict[str, str]:
+    """`total` characters as strings of `piece` each: large, and within the parse budget."""
+    return {f"x-padding-{i}": "p" * piece for i in range(total // piece)}
+
+
 def test_answers_just_under_the_cap_still_give_a_small_report(raw_host, run_suite_measured):
-    """Large but legal answers everywhere (a 6 MB discovery, 6 MB error envelopes): the bundle keeps
-    bounded excerpts and digests, never the host's text whole."""
-    padded = dict(DISCOVERY, **{"x-padding": "p" * (6 * MiB)})
-    envelope = {"error": "bad_request", "message": "m" * (6 * MiB)}
+    """Large but legal answers everywhere (a 6 MB discovery, 6 MB error envelopes, within the parse
+    budget): the bundle keeps bounded excerpts and digests, never the host's text whole."""
+    padded = dict(DISCOVERY, **_padding(6 * MiB))
+    envelope = {"error": "bad_request", "message": "m" * MiB, "details": _padding(5 * MiB)}
     host = raw_host(
         _serving(lambda: Answer.json(envelope, status=400), discovery=lambda: Answer.json(padded))
     )
@@ -188,6 +217,11 @@ DISCOVERY_CASES = [
     ("2^53+1", _discovery_text(DOC[:-1] + b', "x-big": 9007199254740993}'), "integer 9007199254740993"),
     ("invalid UTF-8", _discovery_text(DOC[:-1] + b', "x-name": "caf\xe9"}'), "invalid UTF-8 at byte"),
     ("not an object", _discovery_text(b"[1, 2, 3]"), "did not answer a JSON object"),
+    (
+        "720,000 extension keys",
+        _discovery_text(DOC[:-1] + b"".join(b',"x-%s":0' % _base36(i) for i in range(720_000)) + b"}"),
+        "answer over the parse budget: an object with more than 50,000 members",
+    ),
     ("drip", lambda: Answer(200, [], (b" " for _ in range(100)), length=100, drip=1.0), "deadline"),
 ]
 
@@ -258,3 +292,182 @@ def test_the_harness_writes_nothing_into_the_working_folder(start_host, run_suit
     run = run_suite_measured(generated, url=host.url, token_a=host.token_a, token_b=host.token_b)
     assert run.bundle is not None and run.exit_code == 0, run.output[-3000:]
     assert run.left_behind == ()
+
+
+# -- a seam that hangs: one deadline per route per run -----------------------------------------------
+
+
+HANG = 45.0  # how long the hung seam takes to answer real work (the issue's host: 45 s)
+DEADLINE = 2.0
+
+
+def _hung_compaction(_method: str, path: str, headers: dict[str, str]) -> Answer | None:
+    """Discovery as the reference host's; a key is required; the compact seam answers its probe (`{}`:
+    400) and hangs on every real compaction; seeding works; every other surface is absent (404)."""
+    if path == "/.well-known/openwop":
+        return Answer.json(DISCOVERY)
+    if headers.get("authorization") not in (f"Bearer {TOKEN_A}", f"Bearer {TOKEN_B}"):
+        return Answer.json({"error": "unauthorized", "message": "a valid key is required"}, status=401)
+    if path == COMPACT and int(headers.get("content-length", "0")) > 2:
+        time.sleep(HANG)
+        return Answer.json({})
+    if path == COMPACT:
+        return Answer.json({"error": "validation_error", "message": "memoryRef is required"}, status=400)
+    if path == SEED:
+        return Answer.json({"seeded": True}, status=201)
+    return Answer.json({"error": "not_found", "message": "no such route"}, status=404)
+
+
+def test_a_compaction_seam_that_hangs_costs_one_deadline_per_run(raw_host, run_suite_measured):
+    """The whole bundled suite against a host whose compact seam answers probes and hangs on real
+    work (issue 23 §6): one request waits out the deadline, every later one is ERROR at once naming
+    the route, and the run ends within three deadlines of start-up."""
+    host = raw_host(_hung_compaction)
+    run = run_suite_measured(
+        f"--request-timeout={DEADLINE:g}", url=host.url, token_a=TOKEN_A, token_b=TOKEN_B, timeout=300
+    )
+    assert run.bundle is not None and run.exit_code == 1, run.output[-3000:]
+    _assert_contained(run, bound_seconds=3 * DEADLINE + START_UP)
+    waited = [p for _m, p, h in host.requests if p == COMPACT and int(h.get("content-length", "0")) > 2]
+    assert len(waited) == 1, f"{len(waited)} compactions were sent to the hung seam"
+    rows = {row["id"]: row for row in run.bundle["requirements"]}
+    on_route = {rid: row for rid, row in rows.items() if f"POST {COMPACT}" in (row.get("reason") or "")}
+    needing_compaction = {"rfc0012.B.event-schema", "rfc0012.B.sourceCount-exact", "rfc0012.D.no-secret-echo"}
+    assert needing_compaction <= set(on_route), sorted(on_route)
+    for rid, row in on_route.items():
+        assert row["outcome"] == "ERROR", (rid, row["outcome"], row["reason"])
+    reasons = [t["reason"] for t in run.bundle["tests"] if t["reason"] and f"POST {COMPACT}" in t["reason"]]
+    for reason in reasons:
+        assert "\n" not in reason and len(reason) < 400, reason
+    expired = [r for r in reasons if f"within the {DEADLINE:g}s deadline (timeout)" in r]
+    missed = f"this route already missed its {DEADLINE:g}s deadline (timeout) at "
+    refused = [r for r in reasons if missed in r]
+    assert len(expired) == 1 and len(refused) >= 10, (expired, refused[:3])
+    assert all("a route waits out one deadline per run" in r for r in refused)
+
+
+class HungEntryReads:
+    """An ASGI layer for the reference host: `GET /v1/memory/{memoryRef}/{id}` waits (up to HANG, or
+    until released) before the host answers; everything else is the reference host's own."""
+
+    def __init__(self) -> None:
+        self.reached = 0
+        self.released = threading.Event()
+
+    def __call__(self, app: Callable) -> Callable:
+        async def layer(scope, receive, send):
+            path = scope.get("path", "")
+            entry_read = path.startswith("/v1/memory/") and path.count("/") == 4
+            if scope["type"] == "http" and scope["method"] == "GET" and entry_read:
+                self.reached += 1
+                waited = 0.0
+                while waited < HANG and not self.released.is_set():
+                    await asyncio.sleep(0.05)
+                    waited += 0.05
+            await app(scope, receive, send)
+
+        return layer
+
+
+def test_a_read_route_that_hangs_costs_one_deadline_and_nothing_else(tmp_path: Path, run_suite_measured):
+    """The reference host with its entry read route hung: one read waits out the deadline, every later
+    read (any memoryRef, any id, either tenant) is ERROR at once naming the route; what needs no entry
+    read keeps its outcome (PASS), and nothing FAILs."""
+    hung = HungEntryReads()
+    token_a, token_b = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
+    config = HostConfig(
+        api_keys={token_a: "tenant-a", token_b: "tenant-b"},
+        database_url=f"sqlite:///{tmp_path / 'host.db'}",
+        test_seams=True,
+    )
+    host = start_in_thread(config, parts=HostParts(app_layers=(hung,)))
+    try:
+        run = run_suite_measured(
+            f"--request-timeout={DEADLINE:g}",
+            str(scenarios_dir() / "compaction"),
+            url=host.url,
+            token_a=token_a,
+            token_b=token_b,
+            timeout=600,
+        )
+    finally:
+        hung.released.set()
+        host.stop()
+    assert run.bundle is not None and run.exit_code == 1, run.output[-3000:]
+    assert "Traceback" not in run.output
+    assert hung.reached == 1, f"{hung.reached} entry reads reached the hung route"
+    route = "GET /v1/memory/{memoryRef}/{id}"
+    reasons = [t["reason"] or "" for t in run.bundle["tests"]]
+    named = [r for r in reasons if route in r or "deadline (timeout)" in r]
+    assert named and all("\n" not in r for r in named), named
+    expired = {r for r in named if f"within the {DEADLINE:g}s deadline (timeout)" in r}
+    assert len(expired) == 1, expired  # one request waited; a module's tests share what their driver saw
+    for test in run.bundle["tests"]:
+        if test["reason"] in named:
+            assert test["outcome"] == "ERROR", test
+    rows = [row for row in run.bundle["requirements"] if row["outcome"] != "NOT-RUN"]
+    for row in rows:  # what needs no entry read passes as on a clean host; the rest stops on the route
+        reason = row.get("reason") or ""
+        on_route = route in reason or (
+            reason.startswith("GET /v1/memory/") and "deadline (timeout)" in reason
+        )
+        assert row["outcome"] == "PASS" or (row["outcome"] == "ERROR" and on_route), row
+    passed = {row["id"] for row in rows if row["outcome"] == "PASS"}
+    assert {"rfc0012.A.advertised", "rfc0012.seam.reachable"} <= passed, passed
+    stopped = len(rows) - len(passed)
+    print(f"\n  {run.seconds:.1f}s, peak RSS {run.peak_rss_mb:.0f} MB, {stopped} requirements on the route")
+
+
+# -- answers within the size cap and over the parse budget: bounded memory ---------------------------
+
+
+def _members(count: int = 900_000) -> Answer:
+    """A 7.9 MB JSON object with `count` members."""
+    body = b"{" + b",".join(b'"%s":0' % _base36(i) for i in range(count)) + b"}"
+    return Answer.raw(body)
+
+
+def _escapes(count: int = 1_300_000) -> Answer:
+    """1.3 million `\\u00e9` escapes (7.8 MB) in one string."""
+    return Answer.raw(b'{"content": "' + b"\\u00e9" * count + b'"}')
+
+
+def _legal_but_large() -> Answer:
+    """8 MB within every bound: a million-character message and seven million-character details."""
+    details = {f"d{i}": "x" * 1_000_000 for i in range(7)}
+    envelope = {"error": "bad_request", "message": "m" * 1_000_000, "details": details}
+    return Answer.raw(json.dumps(envelope).encode())
+
+
+# The legal answer is read in full, as it must be: the SR-1 oracles search every 8 MB text for every
+# secret in every encoding, so that run is bounded in memory, and in time only loosely.
+MEMORY_CASES = [
+    ("900,000 members", _members, "an object with more than 50,000 members", WHOLE_RUN_SECONDS),
+    ("1.3 million escapes", _escapes, "a string of 1,300,000 characters", WHOLE_RUN_SECONDS),
+    ("8 MB within the budget", _legal_but_large, None, 4 * WHOLE_RUN_SECONDS),
+    ("a million escapes within the budget", lambda: _escapes(1_000_000), None, 4 * WHOLE_RUN_SECONDS),
+]
+
+
+@pytest.mark.parametrize(("name", "make", "words", "seconds"), MEMORY_CASES, ids=[c[0] for c in MEMORY_CASES])
+def test_an_answer_that_fits_the_cap_but_not_memory_is_bounded(
+    raw_host, run_suite_measured, name, make, words, seconds
+):
+    """Every seam answers the same 8 MB (issue 23 §7): the whole bundled suite stays under 300 MB of
+    peak RSS and a minute; an answer over the parse budget is ERROR with one line saying which bound."""
+    answer = make()
+    assert answer.length is not None and answer.length < 8 * MiB
+    host = raw_host(_serving(lambda: answer))
+    run = run_suite_measured(
+        "--request-timeout=5", url=host.url, token_a=TOKEN_A, token_b=TOKEN_B, timeout=600
+    )
+    assert run.bundle is not None and run.exit_code == 1, run.output[-3000:]
+    _assert_contained(run, bound_seconds=seconds)
+    if words is None:
+        return
+    rows = {row["id"]: row for row in run.bundle["requirements"]}
+    for rid in SEAM_DRIVEN:
+        reason = rows[rid]["reason"] or ""
+        assert rows[rid]["outcome"] == "ERROR", (rid, rows[rid])
+        assert "answer over the parse budget: " in reason, (rid, reason)
+        assert words in reason and "\n" not in reason, reason
