@@ -435,7 +435,10 @@ def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error
     options = item.config.stash[OPTIONS]
     results = _baselined(verdict.resolve(stop, error), item.config.stash[BASELINE])
     outcome = overall_outcome(results)
-    reason = scrub(bounded_text(_test_reason(results, outcome), TEST_REASON_LIMIT)) or None
+    declared_results = [r for r in results if r.id not in verdict.implicit]
+    reason = (
+        scrub(bounded_text(_test_reason(declared_results or results, outcome), TEST_REASON_LIMIT)) or None
+    )
     seed = options.input_seed  # in every rerun command: the same drawn inputs (conformance/inputs.py)
     messages = {r.id: _message(r, options.host_url, seed) for r in results if r.outcome is not Outcome.PASS}
     text = scrub(_test_text(results, outcome, messages, options.host_url, seed))

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conformance import schemas
+from conformance.invariants import IMPLICIT
 from conformance.requirements import registry
 
 pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
@@ -123,8 +124,10 @@ def test_standalone_host_with_two_workers_gives_the_same_verdicts(standalone_hos
     assert_all_pass(serial)
     assert_all_pass(parallel)
     assert serial.outcomes() == parallel.outcomes()
-    assert {r["id"]: r["assertions"] for r in serial.bundle["requirements"]} == {
-        r["id"]: r["assertions"] for r in parallel.bundle["requirements"]
+    # The invariants count the answers each test saw; a process's first exchanges (discovery, the seam
+    # probes) fall in whichever test starts it, so their counts follow the scheduling, not the host.
+    assert {r["id"]: r["assertions"] for r in serial.bundle["requirements"] if r["id"] not in IMPLICIT} == {
+        r["id"]: r["assertions"] for r in parallel.bundle["requirements"] if r["id"] not in IMPLICIT
     }
 
 
