@@ -485,7 +485,7 @@ def _serialised(
                 with engine.begin() as conn:
                     return work(conn)
             with write_transaction(engine) as conn:
-                advisory_lock(conn, "retention", tenant_id, project, timeout=True)
+                advisory_lock(conn, "retention", tenant_id, project)
                 return work(conn)
         except sa.exc.DBAPIError as exc:
             if is_retryable(exc) and attempt < TRANSACTION_ATTEMPTS:
