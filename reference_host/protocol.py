@@ -174,7 +174,9 @@ class EdgeProtocol(H11Protocol):
             ]
             if status == 503:
                 headers.append((b"retry-after", b"1"))
-            self.transport.write(self.conn.send(h11.Response(status_code=status, headers=headers)))
+            reason = {408: b"Request Timeout", 503: b"Service Unavailable"}.get(status, b"")
+            response = h11.Response(status_code=status, headers=headers, reason=reason)
+            self.transport.write(self.conn.send(response))
             self.transport.write(self.conn.send(h11.Data(data=data)))
             self.transport.write(self.conn.send(h11.EndOfMessage()))
         if cycle is not None:  # the route, still waiting for its body, reads a disconnect
