@@ -31,7 +31,8 @@ OLD = "2020-01-01T00:00:00Z"
 
 
 def memory(id_: str, **fields: object) -> dict:
-    return {"id": id_, "kind": "note", "status": "active", "title": "alpha", "summary": "alpha", **fields}
+    base = {"id": id_, "kind": "note", "status": "active", "title": "alpha", "summary": "alpha"}
+    return {**base, "createdAt": OLD, **fields}
 
 
 def assert_unavailable_or(reply: httpx.Response, *fine: int) -> None:
