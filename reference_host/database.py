@@ -40,10 +40,10 @@ def create_engine(
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url.removeprefix("postgresql://")
     if database_url.startswith("sqlite"):
+        in_memory = sa.engine.make_url(database_url).database in (None, "", ":memory:")
+        pooled = {} if in_memory else {"pool_timeout": pool_timeout}  # one connection, no pool to wait on
         engine = sa.create_engine(
-            database_url,
-            connect_args={"timeout": lock_timeout, "check_same_thread": False},
-            pool_timeout=pool_timeout,
+            database_url, connect_args={"timeout": lock_timeout, "check_same_thread": False}, **pooled
         )
         sa.event.listen(engine, "connect", _sqlite_connect)
         sa.event.listen(engine, "begin", _sqlite_begin)

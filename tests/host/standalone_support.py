@@ -11,8 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 
 def _free_port() -> int:
     with socket.socket() as sock:
@@ -37,8 +35,7 @@ class Standalone:
         raise AssertionError(f"no {field} in /proc/{self.proc.pid}/status")
 
 
-@pytest.fixture
-def launch(tmp_path):
+def launch_host(tmp_path: Path):
     """Factory: `openwop-reference-host serve` as a separate process, the way a user starts it."""
     started: list[tuple[subprocess.Popen, object]] = []
 

@@ -17,9 +17,17 @@ from pathlib import Path
 import httpx
 import pytest
 from http_support import assert_envelope, client
+from standalone_support import launch_host
 from test_availability import OLD, RETENTION, assert_unavailable_or, memory
 
 from reference_host.devdb import create_database, pg_bin
+
+
+@pytest.fixture
+def launch(tmp_path):
+    """`openwop-reference-host serve` as a separate process (standalone_support.py)."""
+    yield from launch_host(tmp_path)
+
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,14 @@ import httpx
 import pytest
 from edge_support import Body, assert_raw_envelope, read_all, slow_body, stream
 from http_support import assert_envelope, client
-from standalone_support import Standalone
+from standalone_support import Standalone, launch_host
+
+
+@pytest.fixture
+def launch(tmp_path):
+    """`openwop-reference-host serve` as a separate process (standalone_support.py)."""
+    yield from launch_host(tmp_path)
+
 
 pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
 

@@ -9,8 +9,17 @@ import threading
 import time
 
 import httpx
+import pytest
 from edge_support import assert_raw_envelope, read_all, slow_body
 from http_support import client
+from standalone_support import launch_host
+
+
+@pytest.fixture
+def launch(tmp_path):
+    """`openwop-reference-host serve` as a separate process (standalone_support.py)."""
+    yield from launch_host(tmp_path)
+
 
 EXIT_WITHIN = 15.0  # seconds from SIGTERM to exit, with a drain time of 5
 
