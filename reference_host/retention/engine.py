@@ -49,9 +49,10 @@ from reference_host.retention.policies import (
     RunPolicy,
 )
 from reference_host.retention.report import Link, RetentionReport, Skip, Transition
-from reference_host.retention.rows import read_rows
+from reference_host.retention.rows import Streamed, read_rows
 from reference_host.retention.states import RESTORABLE, Status
 from reference_host.sr1 import Scrubber, SecretSource
+from reference_host.store import among, batches
 from reference_host.tables import lifecycle_memories as memories
 from reference_host.tables import lifecycle_relations as relations
 
@@ -105,7 +106,7 @@ def _days(delta: timedelta) -> str:
 
 def _plan_expiry(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
@@ -132,7 +133,7 @@ def _plan_expiry(
 
 def _plan_archival(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
@@ -178,19 +179,27 @@ def group_key(row: dict[str, Any], config: RetentionConfig) -> tuple[Any, ...]:
 
 def _plan_compaction(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     conflicted: set[str],
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
+    fetch: Fetch | None = None,
 ) -> None:
+    """Group the eligible sources, then compact each group of at least the minimum, groups in a fixed
+    order (their keys' repr), sources by (created_at, id).
+
+    `fetch` (ids -> rows): the groups hold only their sources' ids while `rows` streams by, and their
+    rows are read back a batch of groups at a time (None: `rows` is a list held anyway; kept from it).
+    """
     settings, policy = config.compaction, policies.compaction
     if not policy.enabled(settings):
         return
     min_age = timedelta(days=settings.min_age_days)
     protected = policy.protected(config)
     minimum = policy.minimum(settings)
-    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    held: dict[str, dict[str, Any]] = {}
+    groups: dict[tuple[Any, ...], list[str]] = {}
     for row in rows:
         if row["status"] not in policy.sourceable or row["compacted_into_id"] is not None:
             continue
@@ -198,13 +207,33 @@ def _plan_compaction(
             continue
         if policy.must_not_compact(row, conflicted, protected) is not None:
             continue
-        groups.setdefault(policy.group_key(row, config), []).append(row)
+        groups.setdefault(policy.group_key(row, config), []).append(row["id"])
+        if fetch is None:
+            held[row["id"]] = row
     stamp = to_wire(now)
-    for key in sorted(groups, key=repr):
-        sources = groups[key]
-        if len(sources) < minimum:
-            continue
-        _compact_group(plan, sources, config, stamp, policy)
+    compacted = [groups[key] for key in sorted(groups, key=repr) if len(groups[key]) >= minimum]
+    for batch in _group_batches(compacted):
+        found = held if fetch is None else fetch([i for ids in batch for i in ids])
+        for ids in batch:
+            _compact_group(plan, [found[i] for i in ids], config, stamp, policy)
+
+
+Fetch = Callable[[list[str]], dict[str, dict[str, Any]]]
+FETCH_BATCH = 5_000  # source ids read back per statement (whole groups; a larger group alone)
+
+
+def _group_batches(groups: list[list[str]]) -> Iterable[list[list[str]]]:
+    """Consecutive groups, as many per batch as fit FETCH_BATCH ids (at least one)."""
+    batch: list[list[str]] = []
+    size = 0
+    for ids in groups:
+        if batch and size + len(ids) > FETCH_BATCH:
+            yield batch
+            batch, size = [], 0
+        batch.append(ids)
+        size += len(ids)
+    if batch:
+        yield batch
 
 
 def _compact_group(
@@ -271,7 +300,7 @@ def _compact_group(
 
 def _plan_branches(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     config: RetentionConfig,
     now: datetime,
     state: BranchState | None,
@@ -299,6 +328,12 @@ def _load(
 
     Streamed into compact dicts (rows.py: 87k `dict(row)`s took 183 MiB at 100k memories, these 76).
     """
+    conflicted = _conflicted(conn, tenant_id, project)
+    return read_rows(conn, _movable(tenant_id, project, policy)), conflicted
+
+
+def _conflicted(conn: sa.Connection, tenant_id: str, project: str) -> set[str]:
+    """The ids in a `conflicts_with` relation of the project."""
     conflict_rows = conn.execute(
         sa.select(relations.c.from_memory_id, relations.c.to_memory_id).where(
             relations.c.tenant_id == tenant_id,
@@ -306,14 +341,39 @@ def _load(
             relations.c.relation_type == CONFLICTS_WITH,
         )
     )
-    conflicted = {memory_id for pair in conflict_rows for memory_id in pair}
+    return {memory_id for pair in conflict_rows for memory_id in pair}
+
+
+def _movable(tenant_id: str, project: str, policy: RunPolicy) -> sa.ColumnElement[bool]:
     movable = [Status.CANDIDATE, Status.ACTIVE, Status.STALE, Status.SUPERSEDED]
-    where = sa.and_(policy.scope(tenant_id, project), memories.c.status.in_([s.value for s in movable]))
-    return read_rows(conn, where), conflicted
+    return sa.and_(policy.scope(tenant_id, project), memories.c.status.in_([s.value for s in movable]))
 
 
 # Public for diagnostics.compaction_report, which must load and group exactly as a run does.
 load_project = _load
+
+
+def _stream(
+    conn: sa.Connection, tenant_id: str, project: str, policy: RunPolicy = _PRODUCTION.run
+) -> tuple[Streamed, set[str]]:
+    """What `_load` reads, with the memories as a `Streamed` read anew by each rule: a run holds the
+    plan it builds, never the project (bounded memory, bench/README.md)."""
+    conflicted = _conflicted(conn, tenant_id, project)
+    return Streamed(conn, _movable(tenant_id, project, policy)), conflicted
+
+
+def _fetcher(conn: sa.Connection, scope: sa.ColumnElement[bool]) -> Fetch:
+    """Read memories back by id (compaction's sources, a batch of groups at a time)."""
+
+    def fetch(ids: list[str]) -> dict[str, dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for chunk in batches(conn, ids):  # one array on PostgreSQL; bound-parameter sized on SQLite
+            found.update(
+                (row["id"], row) for row in read_rows(conn, sa.and_(scope, among(conn, memories.c.id, chunk)))
+            )
+        return found
+
+    return fetch
 
 
 # Planned rows per statement (PostgreSQL: per array) or per executemany (SQLite) in the apply step:
@@ -519,10 +579,11 @@ def _run_in(
     """One attempt at a run, inside the caller's transaction."""
     plan = Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run))
     plan.sr1 = policies.node_text(rfc0012.RunSecrets(conn), tenant_id, scrubber)
-    rows, conflicted = _load(conn, tenant_id, project, policies.run)
+    rows, conflicted = _stream(conn, tenant_id, project, policies.run)
     _plan_expiry(plan, rows, config, now, policies)
     _plan_archival(plan, rows, config, now, policies)
-    _plan_compaction(plan, rows, conflicted, config, now, policies)
+    fetch = _fetcher(conn, policies.run.scope(tenant_id, project))
+    _plan_compaction(plan, rows, conflicted, config, now, policies, fetch)
     _plan_branches(plan, rows, config, now, branches, policies)
     if not dry_run:
         _apply(conn, plan, tenant_id, project, uuid.uuid4().hex, policies.run)

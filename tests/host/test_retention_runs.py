@@ -176,19 +176,19 @@ def test_property_dry_run_equals_real_run(db, population, group_ages):
 
 
 def change_after_load(monkeypatch, victim):
-    """Between the run's read and its writes, another writer moves `victim` to needs_review."""
+    """Between the run's reads (its last rule planned) and its writes, another writer moves `victim`
+    to needs_review."""
     from reference_host.retention import engine
 
-    original = engine._load
+    original = engine._plan_branches
 
-    def load_then_interfere(conn, tenant_id, project, *policy):
-        loaded = original(conn, tenant_id, project, *policy)
-        conn.execute(
+    def plan_then_interfere(plan, rows, *args):
+        original(plan, rows, *args)
+        rows.conn.execute(
             lifecycle_memories.update().where(lifecycle_memories.c.id == victim).values(status="needs_review")
         )
-        return loaded
 
-    monkeypatch.setattr(engine, "_load", load_then_interfere)
+    monkeypatch.setattr(engine, "_plan_branches", plan_then_interfere)
 
 
 @pytest.mark.parametrize("victim", ["stale-old", "grp1"])
@@ -276,3 +276,50 @@ def test_an_over_long_value_is_refused_never_cut(db):
     else:
         real_run()
         assert row(db, "stale-old")["archived_reason"] == "x" * 600
+
+
+branch_memory = st.fixed_dictionaries(
+    {
+        "status": st.sampled_from(STATUSES),
+        "kind": st.sampled_from(["note", "decision", "security_rule"]),
+        "age": st.integers(0, 400).map(lambda d: timedelta(days=d, seconds=d % 7)),
+        "idle": st.integers(0, 400).map(lambda d: timedelta(days=d)),
+        "branch": st.sampled_from([None, "feature", "gone", "merged"]),
+        "branch_scope": st.sampled_from(["global", "current_branch"]),
+        "parent_id": st.sampled_from(["root", "other", None]),
+        "under_review": st.sampled_from([0, 0, 1]),
+        "promoted": st.sampled_from([0, 0, 1]),
+    }
+)
+
+
+@PROPERTY_SETTINGS
+@given(population=st.lists(branch_memory, min_size=1, max_size=40))
+def test_property_a_streamed_run_plans_what_a_run_over_the_loaded_project_plans(db, population):
+    """The run walks the project rule by rule from the database (bounded memory); the in-memory
+    planning of the whole loaded project, as runs did before, gives the same report, in order."""
+    from reference_host.retention import BranchState, engine
+    from reference_host.retention.config import RetentionConfig
+    from reference_host.retention.plan import Plan
+    from reference_host.retention.report import RetentionReport
+    from reference_host.retention.rfc0012 import RunSecrets
+
+    tenant = plant_population(db, population)
+    state = BranchState(branches={"feature": None, "merged": NOW - timedelta(days=90)}, current="feature")
+    config = RetentionConfig()
+    streamed = run(db, tenant=tenant, branches=state)
+    policies = engine._PRODUCTION
+    with db.connect() as conn:
+        plan = Plan(RetentionReport(tenant, "p", streamed.now, True))
+        plan.sr1 = policies.node_text(RunSecrets(conn), tenant, engine.Scrubber)
+        rows, conflicted = engine.load_project(conn, tenant, "p")
+        engine._plan_expiry(plan, rows, config, NOW, policies)
+        engine._plan_archival(plan, rows, config, NOW, policies)
+        engine._plan_compaction(plan, rows, conflicted, config, NOW, policies)
+        engine._plan_branches(plan, rows, config, NOW, state, policies)
+    loaded = plan.report
+    assert (streamed.transitions, streamed.links, streamed.skipped) == (
+        loaded.transitions,
+        loaded.links,
+        loaded.skipped,
+    )
