@@ -557,6 +557,54 @@ def read_floor(engine: Any) -> dict[str, Any]:
     return {"seconds": statistics.median(seconds), "runs": seconds, "rows": rows, "what": FLOOR_WHY}
 
 
+@dataclass(frozen=True)
+class LoadedSpec:
+    url: str
+    branches: dict[str, Any]
+
+
+def plan_loaded_case(spec: LoadedSpec) -> dict[str, Any]:
+    """Today's planner before issue 26, for comparison only: the dry run's rules over the whole project
+    loaded into Python at once (`load_project`), in a process of its own (its peak RSS is its own).
+    The run itself walks the project rule by rule from the database (rows.Streamed); both must
+    plan the same transitions and links, in the same order (LOADED_WHY)."""
+    import reference_host.retention.engine as retention_engine
+    from reference_host.database import create_engine
+    from reference_host.retention import BranchState
+    from reference_host.retention.config import RetentionConfig
+    from reference_host.retention.plan import Plan
+    from reference_host.retention.report import RetentionReport
+    from reference_host.retention.rfc0012 import RunSecrets
+
+    engine = create_engine(spec.url)
+    state, config, policies = BranchState(**spec.branches), RetentionConfig(), retention_engine._PRODUCTION
+    figures: dict[str, Any] = {}
+    try:
+        started = time.perf_counter()
+        with measure.peak_memory(figures), engine.begin() as conn:
+            from reference_host.clock import to_wire
+
+            plan = Plan(RetentionReport(TENANT, PROJECT, to_wire(NOW), True))
+            plan.sr1 = policies.node_text(RunSecrets(conn), TENANT, retention_engine.Scrubber)
+            rows, conflicted = retention_engine.load_project(conn, TENANT, PROJECT)
+            retention_engine._plan_expiry(plan, rows, config, NOW, policies)
+            retention_engine._plan_archival(plan, rows, config, NOW, policies)
+            retention_engine._plan_compaction(plan, rows, conflicted, config, NOW, policies)
+            retention_engine._plan_branches(plan, rows, config, NOW, state, policies)
+        figures["seconds"] = time.perf_counter() - started
+    finally:
+        engine.dispose()
+    figures["digest"] = _digest(plan.report)
+    figures["transitions"] = len(plan.report.transitions)
+    return figures
+
+
+LOADED_WHY = (
+    "the planner a run had before issue 26 (every movable memory held in Python at once), run once per "
+    "case on the same planted database: the bench aborts when its transitions and links differ from the run's"
+)
+
+
 def run_case(spec: CaseSpec) -> dict[str, Any]:
     """Plant the mix on a fresh database, then time a dry run, or a real run and a second real run."""
     import reference_host.retention.engine as retention_engine
@@ -665,6 +713,21 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                 out["second"] = one("second real", dry_run=False, profile=False)
             else:
                 out["dry"] = one("dry", dry_run=True, profile=spec.profile)
+                measure.echo(f"    {label}: the loaded planner (LOADED_WHY)")
+                loaded = LoadedSpec(
+                    url,
+                    {
+                        "mainline": branches.mainline,
+                        "current": branches.current,
+                        "branches": dict(branches.branches),
+                    },
+                )
+                out["loaded"] = measure.in_fresh_process(plan_loaded_case, loaded)
+                if out["loaded"]["digest"] != out["dry"]["digest"]:
+                    raise measure.BenchAborted(
+                        f"{label}: the run's transitions differ from the loaded planner's "
+                        f"({out['dry']['transitions']:,} against {out['loaded']['transitions']:,})"
+                    )
         finally:
             engine.dispose()
     out["engineSource"] = _source_digests()
@@ -687,6 +750,12 @@ def floor_lines(dry: dict[str, Any], real: dict[str, Any]) -> Iterator[str]:
         f"{name} {case[name]['peakRssBytes'] / 1e6:,.0f} MB"
         for name, case in (("dry", dry), ("real", real), ("second", real))
     )
+    loaded = dry.get("loaded")
+    if loaded:
+        peaks += (
+            f"; the loaded planner (before issue 26) {loaded['peakRssBytes'] / 1e6:,.0f} MB, "
+            f"{loaded['seconds']:.2f} s, same digest {loaded['digest'][:12]}"
+        )
     yield f"  peak RSS: {peaks}"
 
 
@@ -764,6 +833,7 @@ def run(
                 "dry": d,
                 "real": r,
                 "second": s,
+                "loadedPlanner": dry.get("loaded"),
             }
             for key in ("plannerStatistics",):
                 if key in real:
