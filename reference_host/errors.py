@@ -36,14 +36,6 @@ class ApiError(Exception):
         self.details = details
 
 
-class Unavailability(Exception):
-    """Raised where the host knows it is unavailable (outages.py): answered as `what` says."""
-
-    def __init__(self, what: Unavailable) -> None:
-        super().__init__(what.cause)
-        self.what = what
-
-
 def flat_envelope(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     """`{error, message, details?}`: the only error shape the spec allows."""
     body: dict[str, Any] = {"error": code, "message": message}
@@ -72,10 +64,6 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = flat_envelope) -> 
         headers: dict[str, str] | None = None,
     ) -> JSONResponse:
         return JSONResponse(envelope(code, message, details), status_code=status, headers=headers)
-
-    @app.exception_handler(Unavailability)
-    async def _unavailable(request: Request, exc: Unavailability) -> JSONResponse:
-        return answer_unavailable(request, exc.what)
 
     @app.exception_handler(sa.exc.SQLAlchemyError)
     async def _database(request: Request, exc: sa.exc.SQLAlchemyError) -> JSONResponse:
