@@ -28,6 +28,7 @@ from sqlalchemy.dialects import postgresql
 from reference_host.clock import from_stored, to_wire
 from reference_host.database import advisory_lock, is_lock_timeout, is_retryable, write_transaction
 from reference_host.retention import rfc0012
+from reference_host.retention.branches import CONSIDERED as BRANCH_STATUSES
 from reference_host.retention.branches import RULE_BRANCH_CLEANUP, BranchState, plan_branch_cleanup
 from reference_host.retention.config import RetentionConfig
 from reference_host.retention.plan import (
@@ -580,11 +581,13 @@ def _run_in(
     plan = Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run))
     plan.sr1 = policies.node_text(rfc0012.RunSecrets(conn), tenant_id, scrubber)
     rows, conflicted = _stream(conn, tenant_id, project, policies.run)
-    _plan_expiry(plan, rows, config, now, policies)
-    _plan_archival(plan, rows, config, now, policies)
+    # Each rule reads the statuses it looks at, each memory in (created_at, id) order.
+    _plan_expiry(plan, rows.only(policies.expiry.expiring), config, now, policies)
+    _plan_archival(plan, rows.only({Status.STALE, Status.SUPERSEDED}), config, now, policies)
     fetch = _fetcher(conn, policies.run.scope(tenant_id, project))
-    _plan_compaction(plan, rows, conflicted, config, now, policies, fetch)
-    _plan_branches(plan, rows, config, now, branches, policies)
+    sources = rows.only(policies.compaction.sourceable)
+    _plan_compaction(plan, sources, conflicted, config, now, policies, fetch)
+    _plan_branches(plan, rows.only(BRANCH_STATUSES), config, now, branches, policies)
     if not dry_run:
         _apply(conn, plan, tenant_id, project, uuid.uuid4().hex, policies.run)
     policies.run.finish(conn, plan, tenant_id, project, dry_run)

@@ -13,7 +13,7 @@ collector does not track. 76 MiB at 100k. Planning reads them exactly as it read
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import sqlalchemy as sa
@@ -52,6 +52,10 @@ class Streamed:
     def __init__(self, conn: sa.Connection, where: sa.ColumnElement[bool]) -> None:
         self.conn = conn
         self.where = where
+
+    def only(self, statuses: Iterable[str]) -> Streamed:
+        """The same memories in one of `statuses` (a rule reads only the statuses it moves)."""
+        return Streamed(self.conn, sa.and_(self.where, memories.c.status.in_(sorted(statuses))))
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         created, ident = memories.c.created_at, memories.c.id
