@@ -2,17 +2,22 @@
 
 Order is fixed so that runs are reproducible: candidate expiry, archival of stale memories, archival of
 superseded memories, compaction, branch cleanup. Within a rule, memories are visited by (created_at,
-id). Planning reads one snapshot of one (tenant, project); the rules touch disjoint statuses (candidate
-/ stale / superseded / active), so planning them together is the same as running them one after
-another; branch cleanup, which spans active / stale / superseded, skips every memory an earlier rule
-already moved or used. Applying re-checks each row's status in the same transaction, so a
-concurrent change aborts the run instead of being overwritten. Nothing is ever deleted.
+id). Planning reads one (tenant, project) rule by rule from the database, each rule the statuses it
+looks at (never the whole project at once: bounded memory, bench/README.md); the rules touch
+disjoint statuses (candidate / stale / superseded / active), so planning them together is the same
+as running them one after another; branch cleanup, which spans active / stale / superseded, skips
+every memory an earlier rule already moved or used. Applying re-checks each row's status in the same
+transaction, so a concurrent change aborts the run instead of being overwritten. Nothing is ever
+deleted.
 
 One real run (or restore) per project at a time: it holds the project's lock from before its read
 until it commits (PostgreSQL: a transaction-scoped advisory lock; SQLite: the write lock, taken at
 BEGIN IMMEDIATE). A concurrent real run waits, then plans from what the first one left, so N
 concurrent runs at one `now` end in the state one run gives; a wait past the lock timeout raises
-`RetentionRunInProgress`. Dry runs take no lock: they read one snapshot and write nothing.
+`RetentionRunInProgress`; other writers of the project's statuses (restores, retrievals) take the
+same lock, so only a memory seeded meanwhile can be seen by a later rule and not an earlier one. Dry
+runs take no lock and write nothing: they read one snapshot (SQLite: the transaction's; PostgreSQL:
+REPEATABLE READ, so every rule reads the same moment).
 """
 
 from __future__ import annotations
@@ -543,8 +548,11 @@ def _serialised(
     for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
         try:
             if not writes:
-                with engine.begin() as conn:
-                    return work(conn)
+                with engine.connect() as conn:
+                    if conn.dialect.name == "postgresql":  # one snapshot for every rule's read
+                        conn.execution_options(isolation_level="REPEATABLE READ")
+                    with conn.begin():
+                        return work(conn)
             with write_transaction(engine) as conn:
                 advisory_lock(conn, "retention", tenant_id, project)
                 return work(conn)
