@@ -23,7 +23,8 @@ REPEATABLE READ, so every rule reads the same moment).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,11 +55,10 @@ from reference_host.retention.policies import (
     RetentionPolicies,
     RunPolicy,
 )
-from reference_host.retention.report import Link, RetentionReport, Skip, Transition
-from reference_host.retention.rows import Streamed, read_rows
+from reference_host.retention.report import Link, RetentionReport, Skip, Transition, tallied_report
+from reference_host.retention.rows import COLUMNS, Streamed, read_rows, shaped_with
 from reference_host.retention.states import RESTORABLE, Status
 from reference_host.sr1 import Scrubber, SecretSource
-from reference_host.store import among, batches
 from reference_host.tables import lifecycle_memories as memories
 from reference_host.tables import lifecycle_relations as relations
 
@@ -190,22 +190,34 @@ def _plan_compaction(
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
-    fetch: Fetch | None = None,
 ) -> None:
-    """Group the eligible sources, then compact each group of at least the minimum, groups in a fixed
-    order (their keys' repr), sources by (created_at, id).
-
-    `fetch` (ids -> rows): the groups hold only their sources' ids while `rows` streams by, and their
-    rows are read back a batch of groups at a time (None: `rows` is a list held anyway; kept from it).
-    """
+    """Compaction over rows held in memory (the planner before issue 26, kept for comparison: a run
+    uses `_plan_compaction_grouped`, which plans the same groups without holding them)."""
     settings, policy = config.compaction, policies.compaction
     if not policy.enabled(settings):
         return
-    min_age = timedelta(days=settings.min_age_days)
-    protected = policy.protected(config)
+    groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in _sources(rows, conflicted, config, now, policy):
+        groups.setdefault(policy.group_key(row, config), []).append(row)
+    stamp = to_wire(now)
     minimum = policy.minimum(settings)
-    held: dict[str, dict[str, Any]] = {}
-    groups: dict[tuple[Any, ...], list[str]] = {}
+    for key in sorted(groups, key=repr):
+        sources = groups[key]
+        if len(sources) < minimum:
+            continue
+        _compact_group(plan, sources, config, stamp, policy)
+
+
+def _sources(
+    rows: Iterable[dict[str, Any]],
+    conflicted: set[str],
+    config: RetentionConfig,
+    now: datetime,
+    policy: CompactionPolicy,
+) -> Iterable[dict[str, Any]]:
+    """The rows that may be compaction sources: sourceable, unlinked, old enough, allowed."""
+    min_age = timedelta(days=config.compaction.min_age_days)
+    protected = policy.protected(config)
     for row in rows:
         if row["status"] not in policy.sourceable or row["compacted_into_id"] is not None:
             continue
@@ -213,33 +225,107 @@ def _plan_compaction(
             continue
         if policy.must_not_compact(row, conflicted, protected) is not None:
             continue
-        groups.setdefault(policy.group_key(row, config), []).append(row["id"])
-        if fetch is None:
-            held[row["id"]] = row
-    stamp = to_wire(now)
-    compacted = [groups[key] for key in sorted(groups, key=repr) if len(groups[key]) >= minimum]
-    for batch in _group_batches(compacted):
-        found = held if fetch is None else fetch([i for ids in batch for i in ids])
-        for ids in batch:
-            _compact_group(plan, [found[i] for i in ids], config, stamp, policy)
+        yield row
 
 
-Fetch = Callable[[list[str]], dict[str, dict[str, Any]]]
-FETCH_BATCH = 5_000  # source ids read back per statement (whole groups; a larger group alone)
+# Compaction's working tables (`_plan_compaction_grouped`), temporary: per connection, never shared.
+_WORK = sa.MetaData()
+_GROUPED = sa.Table(
+    "retention_grouped",
+    _WORK,
+    sa.Column("grp", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("id", sa.String(36), nullable=False),
+    prefixes=["TEMPORARY"],
+)
+_RANKS = sa.Table(
+    "retention_ranks",
+    _WORK,
+    sa.Column("grp", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("rank", sa.Integer, nullable=False),
+    prefixes=["TEMPORARY"],
+)
+GROUPED_BATCH = 10_000  # sources written to the working table per statement
 
 
-def _group_batches(groups: list[list[str]]) -> Iterable[list[list[str]]]:
-    """Consecutive groups, as many per batch as fit FETCH_BATCH ids (at least one)."""
-    batch: list[list[str]] = []
-    size = 0
-    for ids in groups:
-        if batch and size + len(ids) > FETCH_BATCH:
-            yield batch
-            batch, size = [], 0
-        batch.append(ids)
-        size += len(ids)
-    if batch:
-        yield batch
+def _plan_compaction_grouped(
+    plan: Plan,
+    reader: sa.Connection,
+    rows: Iterable[dict[str, Any]],
+    conflicted: set[str],
+    config: RetentionConfig,
+    now: datetime,
+    scope: sa.ColumnElement[bool],
+    policies: RetentionPolicies,
+) -> None:
+    """Step 4 without holding the groups: the groups and order of `_plan_compaction`, the sources
+    kept in a temporary table of the reading connection.
+
+    A first pass numbers each group key and writes (group, created_at, id) of every eligible source
+    to the table, keeping only a count per group; the groups of at least the minimum are ranked by
+    their keys' repr; a second pass reads their sources back, group by group in rank order, each by
+    (created_at, id), and compacts one group at a time.
+    """
+    settings, policy = config.compaction, policies.compaction
+    if not policy.enabled(settings):
+        return
+    for table in (_GROUPED, _RANKS):
+        table.drop(reader, checkfirst=True)
+        table.create(reader)
+    try:
+        numbers: dict[tuple[Any, ...], int] = {}
+        counts: list[int] = []
+        batch: list[dict[str, Any]] = []
+        for row in _sources(rows, conflicted, config, now, policy):
+            key = policy.group_key(row, config)
+            grp = numbers.setdefault(key, len(numbers))
+            if grp == len(counts):
+                counts.append(0)
+            counts[grp] += 1
+            batch.append({"grp": grp, "created_at": row["created_at"], "id": row["id"]})
+            if len(batch) >= GROUPED_BATCH:
+                reader.execute(_GROUPED.insert(), batch)
+                batch.clear()
+        if batch:
+            reader.execute(_GROUPED.insert(), batch)
+        minimum = policy.minimum(settings)
+        ranked = [numbers[key] for key in sorted(numbers, key=repr) if counts[numbers[key]] >= minimum]
+        del numbers, counts
+        for start in range(0, len(ranked), GROUPED_BATCH):
+            chunk = ranked[start : start + GROUPED_BATCH]
+            reader.execute(_RANKS.insert(), [{"grp": g, "rank": start + i} for i, g in enumerate(chunk)])
+        stamp = to_wire(now)
+        group: list[dict[str, Any]] = []
+        rank = None
+        for row, row_rank in _grouped_sources(reader, scope):
+            if row_rank != rank and group:
+                _compact_group(plan, group, config, stamp, policy)
+                plan.maybe_flush()
+                group = []
+            rank = row_rank
+            group.append(row)
+        if group:
+            _compact_group(plan, group, config, stamp, policy)
+    finally:
+        for table in (_RANKS, _GROUPED):
+            table.drop(reader, checkfirst=True)
+
+
+def _grouped_sources(
+    reader: sa.Connection, scope: sa.ColumnElement[bool]
+) -> Iterable[tuple[dict[str, Any], int]]:
+    """The ranked groups' sources with their group's rank, by rank, then (created_at, id) in code points."""
+    created, ident = _GROUPED.c.created_at, _GROUPED.c.id
+    if reader.dialect.name == "postgresql":
+        created, ident = created.collate("C"), ident.collate("C")
+    query = (
+        sa.select(*(memories.c[key] for key in COLUMNS), _RANKS.c.rank)
+        .select_from(_GROUPED.join(_RANKS, _GROUPED.c.grp == _RANKS.c.grp))
+        .join(memories, memories.c.id == _GROUPED.c.id)
+        .where(scope)
+        .order_by(_RANKS.c.rank, created, ident)
+    )
+    return shaped_with(reader, query)
 
 
 def _compact_group(
@@ -301,7 +387,7 @@ def _compact_group(
                 {**archive_values(source, stamp, why), **values},
             )
         else:
-            plan.updates.append((source["id"], source["status"], values))
+            plan.update(source, values)
 
 
 def _plan_branches(
@@ -314,7 +400,7 @@ def _plan_branches(
 ) -> None:
     """Step 5: archive what branches.plan_branch_cleanup decides, skipping anything already in the plan."""
     stamp = to_wire(now)
-    taken = {memory_id for memory_id, _, _ in plan.updates}
+    taken = plan.taken()
     decisions = plan_branch_cleanup(
         rows, state, config, now, taken=taken, policy=policies.branches, windows=policies.windows
     )
@@ -368,18 +454,32 @@ def _stream(
     return Streamed(conn, _movable(tenant_id, project, policy)), conflicted
 
 
-def _fetcher(conn: sa.Connection, scope: sa.ColumnElement[bool]) -> Fetch:
-    """Read memories back by id (compaction's sources, a batch of groups at a time)."""
+@contextmanager
+def _reader(conn: sa.Connection, writes: bool) -> Iterator[sa.Connection]:
+    """The connection a run plans from: the run's own for a dry run; for a real run a second one,
+    whose snapshot is the project as the run found it however much the run has written since (so
+    a run may write as it plans, `tally`), as one read of the whole project was before.
 
-    def fetch(ids: list[str]) -> dict[str, dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
-        for chunk in batches(conn, ids):  # one array on PostgreSQL; bound-parameter sized on SQLite
-            found.update(
-                (row["id"], row) for row in read_rows(conn, sa.and_(scope, among(conn, memories.c.id, chunk)))
-            )
-        return found
-
-    return fetch
+    Opened after the run took the project's lock: PostgreSQL REPEATABLE READ from its first read;
+    SQLite's read transaction, which the run's uncommitted writes never reach (WAL). A database in
+    memory has one connection: the run's own.
+    """
+    in_memory = conn.engine.url.get_backend_name() == "sqlite" and conn.engine.url.database in (
+        None,
+        "",
+        ":memory:",
+    )
+    if not writes or in_memory:
+        yield conn
+        return
+    with conn.engine.connect() as reader:
+        if reader.dialect.name == "postgresql":
+            reader.execution_options(isolation_level="REPEATABLE READ")
+        with reader.begin() as snapshot:
+            try:
+                yield reader
+            finally:
+                snapshot.rollback()
 
 
 # Planned rows per statement (PostgreSQL: per array) or per executemany (SQLite) in the apply step:
@@ -517,22 +617,28 @@ def run_retention(
     branches: BranchState | None = None,
     policies: RetentionPolicies = _PRODUCTION,
     scrubber: ScrubberFactory = Scrubber,
+    tally: bool = False,
 ) -> RetentionReport:
     """Plan (and, with dry_run=False, apply) one retention run of one project at `now`.
 
     `branches`: the Git branch state for branch cleanup; None skips that step. `policies` decide each
     rule and `scrubber` is the SR-1 engine for compacted nodes (the host's parts; the document's rules
-    by default).
+    by default). `tally`: report counts and a digest of the transitions, links and skips
+    (`report.Tally`) instead of listing them, and write the plan as it is made: the run then holds
+    nothing that grows with the project (a project of millions of memories; bench/README.md).
     """
     config = config or RetentionConfig()
     if not config.enabled:
         return RetentionReport(tenant_id, project, to_wire(now), dry_run, enabled=False)
+    writes = policies.run.writes(dry_run)
     return _serialised(
         engine,
         tenant_id,
         project,
-        policies.run.writes(dry_run),
-        lambda conn: _run_in(conn, tenant_id, project, now, config, dry_run, branches, policies, scrubber),
+        writes,
+        lambda conn: _run_in(
+            conn, tenant_id, project, now, config, dry_run, branches, policies, scrubber, writes, tally
+        ),
     )
 
 
@@ -584,22 +690,55 @@ def _run_in(
     branches: BranchState | None,
     policies: RetentionPolicies,
     scrubber: ScrubberFactory,
+    writes: bool = False,
+    tally: bool = False,
 ) -> RetentionReport:
-    """One attempt at a run, inside the caller's transaction."""
-    plan = Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run))
+    """One attempt at a run, inside the caller's transaction: each rule reads the statuses it looks
+    at, each memory in (created_at, id) order, from the run's snapshot (`_reader`)."""
+    stamp, run_id = to_wire(now), uuid.uuid4().hex
+    report = tallied_report(tenant_id, project, stamp, dry_run) if tally else None
+    plan = Plan(report or RetentionReport(tenant_id, project, stamp, dry_run))
     plan.sr1 = policies.node_text(rfc0012.RunSecrets(conn), tenant_id, scrubber)
-    rows, conflicted = _stream(conn, tenant_id, project, policies.run)
-    # Each rule reads the statuses it looks at, each memory in (created_at, id) order.
-    _plan_expiry(plan, rows.only(policies.expiry.expiring), config, now, policies)
-    _plan_archival(plan, rows.only({Status.STALE, Status.SUPERSEDED}), config, now, policies)
-    fetch = _fetcher(conn, policies.run.scope(tenant_id, project))
-    sources = rows.only(policies.compaction.sourceable)
-    _plan_compaction(plan, sources, conflicted, config, now, policies, fetch)
-    _plan_branches(plan, rows.only(BRANCH_STATUSES), config, now, branches, policies)
+    with _reader(conn, writes) as reader:
+        rows, conflicted = _stream(reader, tenant_id, project, policies.run)
+        if tally:
+            plan.keep_moved = _kept_for_branches(config, branches, policies)
+            plan.flush = _flusher(conn, dry_run, tenant_id, project, run_id, policies.run)
+        _plan_expiry(plan, plan.flushing(rows.only(policies.expiry.expiring)), config, now, policies)
+        stale = rows.only({Status.STALE, Status.SUPERSEDED})
+        _plan_archival(plan, plan.flushing(stale), config, now, policies)
+        sources, scope = rows.only(policies.compaction.sourceable), policies.run.scope(tenant_id, project)
+        _plan_compaction_grouped(plan, reader, sources, conflicted, config, now, scope, policies)
+        considered = plan.flushing(rows.only(BRANCH_STATUSES))
+        _plan_branches(plan, considered, config, now, branches, policies)
     if not dry_run:
-        _apply(conn, plan, tenant_id, project, uuid.uuid4().hex, policies.run)
+        _apply(conn, plan, tenant_id, project, run_id, policies.run)
+    elif tally:
+        plan.clear()
     policies.run.finish(conn, plan, tenant_id, project, dry_run)
     return plan.report
+
+
+def _kept_for_branches(
+    config: RetentionConfig, branches: BranchState | None, policies: RetentionPolicies
+) -> Any:
+    """Which moved memories a flushing plan must remember: those branch cleanup would consider."""
+    if branches is None or not policies.branches.enabled(config):
+        return lambda row: False
+    return lambda row: policies.branches.considers(row, branches)
+
+
+def _flusher(
+    conn: sa.Connection, dry_run: bool, tenant_id: str, project: str, run_id: str, policy: RunPolicy
+) -> Any:
+    """A real run applies what it planned so far and drops it; a dry run only drops it."""
+
+    def flush(plan: Plan) -> None:
+        if not dry_run:
+            _apply(conn, plan, tenant_id, project, run_id, policy)
+        plan.clear()
+
+    return flush
 
 
 def restore(

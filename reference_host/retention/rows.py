@@ -65,6 +65,21 @@ class Streamed:
         return _shaped(self.conn, query)
 
 
+def shaped_with(conn: sa.Connection, query: sa.Select[Any]) -> Iterator[tuple[dict[str, Any], Any]]:
+    """The rows of `query` (every column of COLUMNS, then one more) as (compact dict, that value)."""
+    shared: dict[Any, Any] = {}
+    share = shared.setdefault
+    width = len(COLUMNS)
+    for row in conn.execute(query.execution_options(yield_per=BATCH)):
+        values = list(row)
+        extra = values[width]
+        del values[width:]
+        for i in _SHARED_AT:
+            value = values[i]
+            values[i] = share(value, value)
+        yield StoredMemory(*values).__dict__, extra
+
+
 def _shaped(conn: sa.Connection, query: sa.Select[Any]) -> Iterator[dict[str, Any]]:
     """The rows of `query` as compact dicts (see the module doc), a batch at a time from the driver."""
     shared: dict[Any, Any] = {}

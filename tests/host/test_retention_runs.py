@@ -18,6 +18,7 @@ from retention_support import (
     row,
     run,
     snapshot,
+    tenant_rows,
 )
 
 from reference_host.retention import RestoreError, restore
@@ -176,19 +177,19 @@ def test_property_dry_run_equals_real_run(db, population, group_ages):
 
 
 def change_after_load(monkeypatch, victim):
-    """Between the run's reads (its last rule planned) and its writes, another writer moves `victim`
-    to needs_review."""
+    """Between the run's reads and its writes, another writer (in the run's own transaction) moves
+    `victim` to needs_review."""
     from reference_host.retention import engine
 
-    original = engine._plan_branches
+    original = engine._apply
 
-    def plan_then_interfere(plan, rows, *args):
-        original(plan, rows, *args)
-        rows.conn.execute(
+    def interfere_then_apply(conn, *args):
+        conn.execute(
             lifecycle_memories.update().where(lifecycle_memories.c.id == victim).values(status="needs_review")
         )
+        original(conn, *args)
 
-    monkeypatch.setattr(engine, "_plan_branches", plan_then_interfere)
+    monkeypatch.setattr(engine, "_apply", interfere_then_apply)
 
 
 @pytest.mark.parametrize("victim", ["stale-old", "grp1"])
@@ -323,3 +324,57 @@ def test_property_a_streamed_run_plans_what_a_run_over_the_loaded_project_plans(
         loaded.links,
         loaded.skipped,
     )
+
+
+def _by_index(rows: dict[str, dict]) -> dict[str, tuple]:
+    """A tenant's memories by their index in the population (nodes, whose ids hash the tenant, apart)."""
+    fields = ("status", "previous_status", "archived_reason", "expires_at", "expiry_reason", "updated_at")
+    return {
+        memory_id.split("-", 1)[1]: (*(row[f] for f in fields), row["compacted_into_id"] is not None)
+        for memory_id, row in rows.items()
+        if "-" in memory_id and row["status"] != "compacted"
+    }
+
+
+@PROPERTY_SETTINGS
+@given(population=st.lists(branch_memory, min_size=1, max_size=40))
+def test_property_a_tallied_run_writes_as_it_plans_and_ends_as_a_listed_run(db, monkeypatch, population):
+    """`tally=True` (a run holding nothing that grows with the project): its digest is the listed
+    report's, dry and real, and applying its plan a few rows at a time leaves what one apply leaves."""
+    from reference_host.retention import BranchState, plan, run_retention
+    from reference_host.retention.report import digest
+
+    monkeypatch.setattr(plan, "FLUSH_AT", 3)  # hand the writes on every three rows
+    state = BranchState(branches={"feature": None, "merged": NOW - timedelta(days=90)}, current="feature")
+    listed_tenant = plant_population(db, population)
+    tallied_tenant = plant_population(db, population)
+
+    def run_as(tenant: str, dry_run: bool, tally: bool):
+        options = {"tenant_id": tenant, "project": "p", "now": NOW, "branches": state}
+        return run_retention(db, dry_run=dry_run, tally=tally, **options)
+
+    listed_dry = run_as(listed_tenant, True, False)
+    before = tenant_rows(db, tallied_tenant)
+    tallied_dry = run_as(tallied_tenant, True, True)
+    assert tenant_rows(db, tallied_tenant) == before
+    listed_real = run_as(listed_tenant, False, False)
+    tallied_real = run_as(tallied_tenant, False, True)
+    # node ids hash the tenant: compare the tallies with a listed run of the same tenant
+    assert digest(tallied_dry) == digest(tallied_real)
+    assert listed_dry.counts() == tallied_dry.counts() == tallied_real.counts() == listed_real.counts()
+    assert len(tallied_real.links) == len(listed_real.links)
+    assert _by_index(tenant_rows(db, tallied_tenant)) == _by_index(tenant_rows(db, listed_tenant))
+    assert run_as(tallied_tenant, False, True).counts() == {}
+
+
+@PROPERTY_SETTINGS
+@given(population=st.lists(branch_memory, min_size=1, max_size=30))
+def test_property_a_tallied_dry_run_has_the_digest_of_a_listed_one(db, monkeypatch, population):
+    from reference_host.retention import BranchState, plan, run_retention
+    from reference_host.retention.report import digest
+
+    monkeypatch.setattr(plan, "FLUSH_AT", 2)
+    state = BranchState(branches={"feature": None, "merged": NOW - timedelta(days=90)}, current="feature")
+    tenant = plant_population(db, population)
+    options = {"tenant_id": tenant, "project": "p", "now": NOW, "branches": state}
+    assert digest(run_retention(db, tally=True, **options)) == digest(run_retention(db, **options))
