@@ -509,6 +509,7 @@ class PlantSpec:
     seed: int
     label: str
     analyze: bool
+    floor_reads: int = 3  # FLOOR_READS
 
 
 def plant_case(spec: PlantSpec) -> dict[str, Any]:
@@ -542,7 +543,7 @@ def plant_case(spec: PlantSpec) -> dict[str, Any]:
                 tables = ("lifecycle_memories", "lifecycle_relations")
                 out["planting"]["analyzeSeconds"] = measure.analyze(engine, *tables)
             out["plannerStatistics"] = measure.planner_statistics(engine, "lifecycle_memories")
-        out["floor"] = read_floor(engine)
+        out["floor"] = read_floor(engine, spec.floor_reads)
     finally:
         engine.dispose()
     out["branches"] = {"mainline": state.mainline, "current": state.current, "branches": dict(state.branches)}
@@ -573,7 +574,7 @@ def _combined(summaries: list[dict[str, Any]], state: Any) -> dict[str, Any]:
     return total
 
 
-def read_floor(engine: Any) -> dict[str, Any]:
+def read_floor(engine: Any, reads: int = FLOOR_READS) -> dict[str, Any]:
     """The floor of a run (FLOOR_WHY): the median of FLOOR_READS reads of the rows a run loads."""
     import sqlalchemy as sa
 
@@ -585,7 +586,7 @@ def read_floor(engine: Any) -> dict[str, Any]:
         .order_by(m.c.created_at, m.c.id)
     )
     seconds, rows = [], 0
-    for _ in range(FLOOR_READS):
+    for _ in range(reads):
         started = time.perf_counter()
         with engine.connect() as conn:
             rows = sum(1 for _ in conn.execute(query.execution_options(yield_per=2_000)))

@@ -284,16 +284,16 @@ def _plan_compaction_grouped(
             counts[grp] += 1
             batch.append({"grp": grp, "created_at": row["created_at"], "id": row["id"]})
             if len(batch) >= GROUPED_BATCH:
-                reader.execute(_GROUPED.insert(), batch)
+                _insert(reader, _GROUPED, batch)
                 batch.clear()
         if batch:
-            reader.execute(_GROUPED.insert(), batch)
+            _insert(reader, _GROUPED, batch)
         minimum = policy.minimum(settings)
         ranked = [numbers[key] for key in sorted(numbers, key=repr) if counts[numbers[key]] >= minimum]
         del numbers, counts
         for start in range(0, len(ranked), GROUPED_BATCH):
             chunk = ranked[start : start + GROUPED_BATCH]
-            reader.execute(_RANKS.insert(), [{"grp": g, "rank": start + i} for i, g in enumerate(chunk)])
+            _insert(reader, _RANKS, [{"grp": g, "rank": start + i} for i, g in enumerate(chunk)])
         stamp = to_wire(now)
         group: list[dict[str, Any]] = []
         rank = None
@@ -709,7 +709,8 @@ def _run_in(
         _plan_archival(plan, plan.flushing(stale), config, now, policies)
         sources, scope = rows.only(policies.compaction.sourceable), policies.run.scope(tenant_id, project)
         _plan_compaction_grouped(plan, reader, sources, conflicted, config, now, scope, policies)
-        considered = plan.flushing(rows.only(BRANCH_STATUSES))
+        # A memory without a branch is the mainline's: branch cleanup never considers it.
+        considered = plan.flushing(rows.only(BRANCH_STATUSES).on_a_branch())
         _plan_branches(plan, considered, config, now, branches, policies)
     if not dry_run:
         _apply(conn, plan, tenant_id, project, run_id, policies.run)

@@ -57,6 +57,10 @@ class Streamed:
         """The same memories in one of `statuses` (a rule reads only the statuses it moves)."""
         return Streamed(self.conn, sa.and_(self.where, memories.c.status.in_(sorted(statuses))))
 
+    def on_a_branch(self) -> Streamed:
+        """The same memories that name a branch (branch cleanup's: a NULL branch is the mainline)."""
+        return Streamed(self.conn, sa.and_(self.where, memories.c.branch.is_not(None)))
+
     def __iter__(self) -> Iterator[dict[str, Any]]:
         created, ident = memories.c.created_at, memories.c.id
         if self.conn.dialect.name == "postgresql":
