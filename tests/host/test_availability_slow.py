@@ -131,6 +131,7 @@ def test_postgresql_stopped_under_load_answers_503_or_success_and_loses_no_ackno
     stop.set()
     for thread in workers:
         thread.join(60)
+    print(f"{outage}: {counts}, {len(acknowledged)} acknowledged writes")  # the figures, with -rP
     assert not failures, failures
     assert counts["unavailable"] > 0, counts  # the outage was seen, and answered 503
     with client(host) as c:
@@ -230,6 +231,7 @@ def test_three_bursts_of_a_thousand_connections_each_serve_at_least_300(launch, 
     for burst in range(3):
         statuses = asyncio.run(_burst(port, host.token_a, 1000))
         served = statuses.count(200)
+        print(f"burst {burst}: {served} served, {statuses.count(503)} × 503, {statuses.count(0)} unanswered")
         assert served >= 300, f"burst {burst}: {served} served, {sorted(set(statuses))}"
         assert set(statuses) <= {200, 503, 0}, sorted(set(statuses))
     with client(host) as c:
@@ -270,6 +272,8 @@ def test_slow_body_clients_are_cut_within_60_s(launch, tmp_path):
     port = int(host.url.rsplit(":", 1)[1])
     cut = asyncio.run(_slow_bodies(port, host.token_a, 600, 75.0))
     kept = [t for t in cut if t is None or t > 60]
+    times = sorted(t for t in cut if t is not None)
+    print(f"600 slow bodies: cut after {times[0]:.1f}–{times[-1]:.1f} s, {len(kept)} kept past 60 s")
     assert not kept, f"{len(kept)} of 600 slow-body connections still open after 60 s"
     with client(host) as c:
         assert_envelope(c.post("/v1/test/memory/seed", content=b"{"), 400)
