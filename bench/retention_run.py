@@ -109,9 +109,16 @@ MOVABLE = ("candidate", "active", "stale", "superseded")  # the statuses a run l
 FLOOR_READS = 3
 FLOOR_WHY = (
     "one SELECT of the rows a run loads (every column of the project's candidate, active, stale and "
-    "superseded memories, in the run's order), fetched as SQLAlchemy rows: a run must at least read "
-    "its input once, and everything past that (turning rows into memories, planning, SR-1, writing) "
-    "is the engine's own cost"
+    "superseded memories, in the run's order), streamed as SQLAlchemy rows a batch at a time (as a run "
+    "reads them; from issue 26 on, and so that 10M rows fit): a run must at least read its input once, "
+    "and everything past that (turning rows into memories, planning, SR-1, writing) is the engine's own "
+    "cost"
+)
+PIECE = 1_000_000  # a mix larger than this is planted as pieces of this size (PIECES_WHY)
+PIECES_WHY = (
+    "a mix over 1M memories is planted as 1M-memory pieces, each the mix of its own seed (seed, seed+1, "
+    "...), into the one project, with the branch state of the first: the generator holds its rows in "
+    "Python (about 2 GB a million), and 10M at once would not fit the machine beside PostgreSQL"
 )
 PLANT_WHY = (
     "the mix (100k memories: ~140 MiB of Python objects) is generated and planted, and the floor read, "
@@ -454,20 +461,19 @@ def _snapshot(engine: Any) -> dict[str, Any]:
 
 def _expected_after(before: dict[str, Any], report: Any) -> dict[str, int]:
     counts = Counter(before["byStatus"])
-    for t in report.transitions:
-        if t.from_status is not None:
-            counts[t.from_status] -= 1
-        counts[t.to_status] += 1
+    for (source, target), k in report.transitions.by_move.items():
+        if source is not None:
+            counts[source] -= k
+        counts[target] += k
     return {k: v for k, v in sorted(counts.items()) if v}
 
 
 def _digest(report: Any) -> str:
-    h = hashlib.sha256()
-    for t in report.transitions:
-        h.update(f"{t.memory_id}\t{t.from_status}\t{t.to_status}\t{t.rule}\t{t.reason}\n".encode())
-    for k in report.links:
-        h.update(f"{k.from_id}\t{k.to_id}\t{k.relation_type}\n".encode())
-    return h.hexdigest()
+    """SHA-256 over the transitions, links and skips in order (report.digest: the same for a tallied
+    run and a listed one)."""
+    from reference_host.retention.report import digest
+
+    return digest(report)
 
 
 def _source_digests() -> dict[str, str]:
@@ -503,6 +509,7 @@ class PlantSpec:
     seed: int
     label: str
     analyze: bool
+    floor_reads: int = 3  # FLOOR_READS
 
 
 def plant_case(spec: PlantSpec) -> dict[str, Any]:
@@ -510,34 +517,64 @@ def plant_case(spec: PlantSpec) -> dict[str, Any]:
     its own (PLANT_WHY), so the case's process starts its run(s) as a host's would."""
     from reference_host.database import create_engine, upgrade
 
-    started = time.perf_counter()
-    mix = _generate(spec.memories, spec.seed)
-    generated = time.perf_counter() - started
     engine = create_engine(spec.url)
-    out: dict[str, Any] = {"generateSeconds": generated, "mix": mix.summary}
+    generated = seconds = 0.0
+    summaries: list[dict[str, Any]] = []
+    state = None
     try:
         upgrade(engine)
-        measure.echo(
-            f"    {spec.label}: planting {len(mix.memories):,} memories, {len(mix.relations):,} relations"
-        )
-        started = time.perf_counter()
-        _plant(engine, mix)
-        seconds = time.perf_counter() - started
-        out["planting"] = {"seconds": seconds, "rowsPerSecond": len(mix.memories) / seconds}
+        for piece, size in enumerate(_pieces(spec.memories)):
+            started = time.perf_counter()
+            mix = _generate(size, spec.seed + piece)
+            generated += time.perf_counter() - started
+            summaries.append(mix.summary)
+            state = state or mix.branches
+            measure.echo(
+                f"    {spec.label}: planting {len(mix.memories):,} memories, {len(mix.relations):,} relations"
+            )
+            started = time.perf_counter()
+            _plant(engine, mix)
+            seconds += time.perf_counter() - started
+            del mix
+        out: dict[str, Any] = {"generateSeconds": generated, "mix": _combined(summaries, state)}
+        out["planting"] = {"seconds": seconds, "rowsPerSecond": spec.memories / seconds}
         if spec.backend == "postgresql":
             if spec.analyze:
                 tables = ("lifecycle_memories", "lifecycle_relations")
                 out["planting"]["analyzeSeconds"] = measure.analyze(engine, *tables)
             out["plannerStatistics"] = measure.planner_statistics(engine, "lifecycle_memories")
-        out["floor"] = read_floor(engine)
+        out["floor"] = read_floor(engine, spec.floor_reads)
     finally:
         engine.dispose()
-    state = mix.branches
     out["branches"] = {"mainline": state.mainline, "current": state.current, "branches": dict(state.branches)}
     return out
 
 
-def read_floor(engine: Any) -> dict[str, Any]:
+def _pieces(n: int) -> list[int]:
+    """The sizes a mix of `n` is planted in (PIECES_WHY)."""
+    return [min(PIECE, n - start) for start in range(0, n, PIECE)] if n > PIECE else [n]
+
+
+def _combined(summaries: list[dict[str, Any]], state: Any) -> dict[str, Any]:
+    """One summary of the pieces' mixes: counts added up, the branch state of the first."""
+    if len(summaries) == 1:
+        return summaries[0]
+    total: dict[str, Any] = {"pieces": len(summaries)}
+    for summary in summaries:
+        for key, value in summary.items():
+            if isinstance(value, dict) and key != "branches":
+                into = total.setdefault(key, {})
+                for name, count in value.items():
+                    into[name] = into.get(name, 0) + count
+            elif isinstance(value, int) and key not in ("branches",):
+                total[key] = total.get(key, 0) + value
+    for key in ("byStatus", "byKind", "byCategory"):
+        total[key] = dict(sorted(total[key].items()))
+    total["branches"], total["currentBranch"] = summaries[0]["branches"], state.current
+    return total
+
+
+def read_floor(engine: Any, reads: int = FLOOR_READS) -> dict[str, Any]:
     """The floor of a run (FLOOR_WHY): the median of FLOOR_READS reads of the rows a run loads."""
     import sqlalchemy as sa
 
@@ -549,12 +586,61 @@ def read_floor(engine: Any) -> dict[str, Any]:
         .order_by(m.c.created_at, m.c.id)
     )
     seconds, rows = [], 0
-    for _ in range(FLOOR_READS):
+    for _ in range(reads):
         started = time.perf_counter()
         with engine.connect() as conn:
-            rows = len(conn.execute(query).all())
+            rows = sum(1 for _ in conn.execute(query.execution_options(yield_per=2_000)))
         seconds.append(time.perf_counter() - started)
     return {"seconds": statistics.median(seconds), "runs": seconds, "rows": rows, "what": FLOOR_WHY}
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    url: str
+    branches: dict[str, Any]
+
+
+def plan_loaded_case(spec: LoadedSpec) -> dict[str, Any]:
+    """Today's planner before issue 26, for comparison only: the dry run's rules over the whole project
+    loaded into Python at once (`load_project`), in a process of its own (its peak RSS is its own).
+    The run itself walks the project rule by rule from the database (rows.Streamed); both must
+    plan the same transitions and links, in the same order (LOADED_WHY)."""
+    import reference_host.retention.engine as retention_engine
+    from reference_host.database import create_engine
+    from reference_host.retention import BranchState
+    from reference_host.retention.config import RetentionConfig
+    from reference_host.retention.plan import Plan
+    from reference_host.retention.report import RetentionReport
+    from reference_host.retention.rfc0012 import RunSecrets
+
+    engine = create_engine(spec.url)
+    state, config, policies = BranchState(**spec.branches), RetentionConfig(), retention_engine._PRODUCTION
+    figures: dict[str, Any] = {}
+    try:
+        started = time.perf_counter()
+        with measure.peak_memory(figures), engine.begin() as conn:
+            from reference_host.clock import to_wire
+
+            plan = Plan(RetentionReport(TENANT, PROJECT, to_wire(NOW), True))
+            plan.sr1 = policies.node_text(RunSecrets(conn), TENANT, retention_engine.Scrubber)
+            rows, conflicted = retention_engine.load_project(conn, TENANT, PROJECT)
+            retention_engine._plan_expiry(plan, rows, config, NOW, policies)
+            retention_engine._plan_archival(plan, rows, config, NOW, policies)
+            retention_engine._plan_compaction(plan, rows, conflicted, config, NOW, policies)
+            retention_engine._plan_branches(plan, rows, config, NOW, state, policies)
+        figures["seconds"] = time.perf_counter() - started
+    finally:
+        engine.dispose()
+    figures["digest"] = _digest(plan.report)
+    figures["transitions"] = len(plan.report.transitions)
+    return figures
+
+
+LOADED_MAX = 1_000_000  # the loaded planner holds ~1.5 KB a movable memory: 10M would take ~13 GB
+LOADED_WHY = (
+    "the planner a run had before issue 26 (every movable memory held in Python at once), run once per "
+    "case on the same planted database: the bench aborts when its transitions and links differ from the run's"
+)
 
 
 def run_case(spec: CaseSpec) -> dict[str, Any]:
@@ -572,8 +658,10 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
     phases: dict[str, float] = {}
     retention_engine._load = measure.timed(phases, "load", retention_engine._load)  # type: ignore[attr-defined]
     retention_engine._apply = measure.timed(phases, "apply", retention_engine._apply)  # type: ignore[attr-defined]
-    for name in PLAN_FUNCTIONS:
-        setattr(retention_engine, name, measure.timed(phases, name, getattr(retention_engine, name)))
+    for name in PLAN_FUNCTIONS:  # a run's compaction is `_plan_compaction_grouped` (issue 26)
+        attribute = "_plan_compaction_grouped" if name == "_plan_compaction" else name
+        timed = measure.timed(phases, name, getattr(retention_engine, attribute))
+        setattr(retention_engine, attribute, timed)
     # Inside plan (compaction): SR-1 over each node's title and summary; inside apply: the events.
     rfc0012 = getattr(retention_engine, "rfc0012", None)
     if rfc0012 is not None:
@@ -605,6 +693,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                             now=NOW,
                             dry_run=dry_run,
                             branches=branches,
+                            tally=True,  # counts and a digest: the run holds nothing that grows
                         ),
                         profiler,
                     )
@@ -615,7 +704,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     )
                 if not dry_run:
                     expected = _expected_after(before, report)
-                    nodes = sum(t.from_status is None for t in report.transitions)
+                    nodes = sum(k for (source, _), k in report.transitions.by_move.items() if source is None)
                     problems = []
                     if after["byStatus"] != expected:
                         problems.append(f"status counts {after['byStatus']}, report implies {expected}")
@@ -651,7 +740,7 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                     transitions=len(report.transitions),
                     counts={rule: report.counts().get(rule, 0) for rule in RULES},
                     links=len(report.links),
-                    skipped=dict(sorted(Counter(s.rule for s in report.skipped).items())),
+                    skipped=dict(sorted(report.skipped.by_rule.items())),
                     digest=_digest(report),
                     before=before,
                     after=after,
@@ -665,6 +754,22 @@ def run_case(spec: CaseSpec) -> dict[str, Any]:
                 out["second"] = one("second real", dry_run=False, profile=False)
             else:
                 out["dry"] = one("dry", dry_run=True, profile=spec.profile)
+            if not spec.real and n <= LOADED_MAX:
+                measure.echo(f"    {label}: the loaded planner (LOADED_WHY)")
+                loaded = LoadedSpec(
+                    url,
+                    {
+                        "mainline": branches.mainline,
+                        "current": branches.current,
+                        "branches": dict(branches.branches),
+                    },
+                )
+                out["loaded"] = measure.in_fresh_process(plan_loaded_case, loaded)
+                if out["loaded"]["digest"] != out["dry"]["digest"]:
+                    raise measure.BenchAborted(
+                        f"{label}: the run's transitions differ from the loaded planner's "
+                        f"({out['dry']['transitions']:,} against {out['loaded']['transitions']:,})"
+                    )
         finally:
             engine.dispose()
     out["engineSource"] = _source_digests()
@@ -687,6 +792,12 @@ def floor_lines(dry: dict[str, Any], real: dict[str, Any]) -> Iterator[str]:
         f"{name} {case[name]['peakRssBytes'] / 1e6:,.0f} MB"
         for name, case in (("dry", dry), ("real", real), ("second", real))
     )
+    loaded = dry.get("loaded")
+    if loaded:
+        peaks += (
+            f"; the loaded planner (before issue 26) {loaded['peakRssBytes'] / 1e6:,.0f} MB, "
+            f"{loaded['seconds']:.2f} s, same digest {loaded['digest'][:12]}"
+        )
     yield f"  peak RSS: {peaks}"
 
 
@@ -764,6 +875,7 @@ def run(
                 "dry": d,
                 "real": r,
                 "second": s,
+                "loadedPlanner": dry.get("loaded"),
             }
             for key in ("plannerStatistics",):
                 if key in real:

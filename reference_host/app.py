@@ -37,7 +37,9 @@ from reference_host.workspace import WorkspaceStore
 def create_app(config: HostConfig, parts: HostParts | None = None) -> FastAPI:
     """Assemble the host from its parts (`parts.py`: the production ones unless told otherwise)."""
     parts = parts or HostParts()
-    engine = create_engine(config.database_url)
+    engine = create_engine(
+        config.database_url, lock_timeout=config.lock_timeout, pool_timeout=config.pool_timeout
+    )
     upgrade(engine)
     store = parts.memory_store(MemoryStore(engine))
     compactor = build_compactor(store, config, parts)

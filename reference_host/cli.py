@@ -63,10 +63,26 @@ def serve(
         float,
         typer.Option(min=0.1, help="Seconds a connection may take to send its request head (then 408)."),
     ] = HostConfig.header_timeout,
+    body_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds a request may take to send its body after its head (then 408)."),
+    ] = HostConfig.body_timeout,
     max_connections: Annotated[
         int,
-        typer.Option(min=1, help="Concurrent connections served; a request past the bound answers 503."),
+        typer.Option(min=1, help="Requests served at once; a request past the bound answers 503."),
     ] = HostConfig.max_connections,
+    tenant_concurrency: Annotated[
+        int,
+        typer.Option(min=1, help="Requests of one tenant served at once; more wait their turn, then 503."),
+    ] = HostConfig.tenant_concurrency,
+    lock_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds a request waits for a database lock (then 409 or 503)."),
+    ] = HostConfig.lock_timeout,
+    shutdown_timeout: Annotated[
+        float,
+        typer.Option(min=0.0, help="Seconds SIGTERM waits for answers in progress before closing them."),
+    ] = HostConfig.shutdown_timeout,
     publish_signing_key: Annotated[
         list[str],
         typer.Option(
@@ -112,7 +128,11 @@ def serve(
         distill_budget=distill_budget,
         retention=retention,
         header_timeout=header_timeout,
+        body_timeout=body_timeout,
         max_connections=max_connections,
+        tenant_concurrency=tenant_concurrency,
+        lock_timeout=lock_timeout,
+        shutdown_timeout=shutdown_timeout,
         signing_keys=signing_keys,
     )
     assemble = ctx.obj  # None: the production host

@@ -30,9 +30,16 @@ class HostConfig:
     distill_budget: int | None = None  # budget of scheduled runs; None: max_token_budget
     # The HTTP edge against slow or hostile clients (edge.py, protocol.py; docs/host-extensions.md)
     header_timeout: float = 10.0  # seconds a connection may take to send a complete request head
-    max_connections: int = 512  # concurrent connections; a request over the bound answers 503
+    body_timeout: float = 30.0  # seconds a request may take to send its body, after its head (then 408)
+    max_connections: int = 512  # requests in progress at once; a request over the bound answers 503
     max_head_bytes: int = 64 * 1024  # request line + headers (the longest valid memory URL fits)
     max_page_bytes: int = 1024 * 1024  # content bytes one listing page carries (at least one item)
+    # Availability (docs/availability.md): every wait has a limit, no tenant starves another
+    lock_timeout: float = 30.0  # seconds a request waits for a database lock (then 409 or 503)
+    pool_timeout: float = 5.0  # seconds a request waits for a pooled database connection (then 503)
+    tenant_concurrency: int = 8  # requests of one tenant served at once; more wait, holding nothing
+    admission_timeout: float = 10.0  # seconds a request waits for its tenant's turn (then 503)
+    shutdown_timeout: float = 10.0  # seconds SIGTERM waits for answers in progress, then closes them
     # Phase 11 retention lifecycle (docs/retention.md): config.yaml, advertised in discovery
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     # Certification-bundle signing keys published in discovery as signingKeys[] (signing_keys.py);

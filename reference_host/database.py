@@ -15,24 +15,46 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
-LOCK_TIMEOUT_SECONDS = 30  # how long a writer waits for a lock before its request is refused
+LOCK_TIMEOUT_SECONDS = 30.0  # how long a writer waits for a lock before its request is refused
+POOL_TIMEOUT_SECONDS = 5.0  # how long a request waits for a pooled connection (then 503)
+CONNECT_TIMEOUT_SECONDS = 5  # how long opening a PostgreSQL connection may take (then 503)
+MIGRATION_LOCK_TIMEOUT_SECONDS = 300  # a second host starting waits this long for the first's upgrade
 _WRITE_LOCK = "openwop_write_lock"  # execution option: begin this SQLite transaction IMMEDIATE
 _RETRYABLE_SQLSTATES = frozenset({"40001", "40P01"})  # serialization failure, deadlock detected
 _LOCK_TIMEOUT_SQLSTATES = frozenset({"55P03"})  # lock_not_available (lock_timeout expired)
 
 
-def create_engine(database_url: str) -> sa.Engine:
-    """An engine for `database_url`; SQLite gets foreign keys on, WAL, real BEGINs and a lock timeout."""
+def create_engine(
+    database_url: str,
+    *,
+    lock_timeout: float = LOCK_TIMEOUT_SECONDS,
+    pool_timeout: float = POOL_TIMEOUT_SECONDS,
+) -> sa.Engine:
+    """An engine for `database_url` on which no wait is unbounded (docs/availability.md).
+
+    SQLite gets foreign keys on, WAL, real BEGINs and a busy timeout of `lock_timeout`. PostgreSQL
+    gets `lock_timeout` for every lock of every session (row locks and advisory locks alike: a wait
+    past it raises, see `is_lock_timeout`) and a connect timeout. Both wait at most `pool_timeout`
+    for a pooled connection.
+    """
     if database_url.startswith("postgresql://"):
         database_url = "postgresql+psycopg://" + database_url.removeprefix("postgresql://")
     if database_url.startswith("sqlite"):
+        in_memory = sa.engine.make_url(database_url).database in (None, "", ":memory:")
+        pooled = {} if in_memory else {"pool_timeout": pool_timeout}  # one connection, no pool to wait on
         engine = sa.create_engine(
-            database_url, connect_args={"timeout": LOCK_TIMEOUT_SECONDS, "check_same_thread": False}
+            database_url, connect_args={"timeout": lock_timeout, "check_same_thread": False}, **pooled
         )
         sa.event.listen(engine, "connect", _sqlite_connect)
         sa.event.listen(engine, "begin", _sqlite_begin)
         return engine
-    return sa.create_engine(database_url, pool_pre_ping=True)
+    options = f"-c lock_timeout={max(1, round(lock_timeout * 1000))}"
+    return sa.create_engine(
+        database_url,
+        pool_pre_ping=True,
+        pool_timeout=pool_timeout,
+        connect_args={"connect_timeout": CONNECT_TIMEOUT_SECONDS, "options": options},
+    )
 
 
 def _sqlite_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -64,7 +86,7 @@ def write_transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
     """A transaction for work that reads what it is about to write (claims, id checks, runs).
 
     SQLite: BEGIN IMMEDIATE takes the database's single write lock first, so concurrent writers
-    queue (up to LOCK_TIMEOUT_SECONDS) instead of failing on a stale read. PostgreSQL: an ordinary
+    queue (up to the engine's lock timeout) instead of failing on a stale read. PostgreSQL: an ordinary
     transaction; callers serialise on what they claim with `advisory_lock` or row locks.
     """
     with engine.connect() as conn:
@@ -73,17 +95,15 @@ def write_transaction(engine: sa.Engine) -> Iterator[sa.Connection]:
             yield conn
 
 
-def advisory_lock(conn: sa.Connection, *scope: str, timeout: bool = False) -> None:
+def advisory_lock(conn: sa.Connection, *scope: str) -> None:
     """Serialise transactions on `scope` (e.g. "claim", tenant, memoryRef) until this one ends.
 
-    PostgreSQL: a transaction-scoped advisory lock on a 64-bit hash of the scope; with `timeout`,
-    waiting longer than LOCK_TIMEOUT_SECONDS raises (see `is_lock_timeout`). SQLite: nothing to do,
-    a `write_transaction` already holds the one write lock.
+    PostgreSQL: a transaction-scoped advisory lock on a 64-bit hash of the scope; waiting longer
+    than the session's `lock_timeout` (create_engine) raises (see `is_lock_timeout`). SQLite: nothing
+    to do, a `write_transaction` already holds the one write lock.
     """
     if conn.dialect.name != "postgresql":
         return
-    if timeout:
-        conn.exec_driver_sql(f"SET LOCAL lock_timeout = '{LOCK_TIMEOUT_SECONDS}s'")
     digest = hashlib.sha256("\x00".join(scope).encode("utf-8")).digest()
     key = int.from_bytes(digest[:8], "big", signed=True)
     conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": key})
@@ -115,6 +135,8 @@ def _alembic_config(connection: sa.Connection) -> Config:
 def upgrade(engine: sa.Engine, revision: str = "head") -> None:
     """Bring the schema to `revision`; safe to call on every start (idempotent)."""
     with write_transaction(engine) as connection:
+        if connection.dialect.name == "postgresql":  # an upgrade may take longer than a request's wait
+            connection.exec_driver_sql(f"SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT_SECONDS}s'")
         advisory_lock(connection, "migrations")  # two hosts starting on one PostgreSQL database
         command.upgrade(_alembic_config(connection), revision)
 

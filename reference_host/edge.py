@@ -13,6 +13,9 @@ the routes run and must not depend on them.
   bounds a head only while it is incomplete (protocol.py answers that); one that arrives whole in a
   single read is measured here.
 * A 405 names the methods the path does allow (`Allow`), across every route on that path.
+* Admission per tenant (admission.py): at most `tenant_concurrency` requests of one tenant are
+  served at once; the others wait here, holding no thread and no connection, and a request whose
+  turn does not come within `admission_timeout` is a 503 with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 from starlette.routing import BaseRoute, Match
 
+from reference_host.admission import TenantAdmission
 from reference_host.config import HostConfig
 from reference_host.deps import authenticate
 from reference_host.errors import ApiError, Envelope, flat_envelope
@@ -90,6 +94,7 @@ class Edge:
         self.envelope = envelope
         self.public = frozenset(public_paths)
         self.routes = routes
+        self.admission = TenantAdmission(config.tenant_concurrency, config.admission_timeout)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -101,8 +106,23 @@ class Edge:
             close = has_body(scope) or refusal.status in (414, 431)
             await self.answer(send, refusal, close=close)
             return
-        body = _CountedBody(self, scope, receive, send)
-        await self.app(scope, body.receive, body.send)
+        tenant = None if scope["path"] in self.public else self._tenant(scope)
+        if tenant is not None and not await self.admission.enter(tenant):
+            await self.answer(send, self.tenant_busy(), close=has_body(scope))
+            return
+        try:
+            body = _CountedBody(self, scope, receive, send)
+            await self.app(scope, body.receive, body.send)
+        finally:
+            if tenant is not None:
+                self.admission.leave(tenant)
+
+    def _tenant(self, scope: Scope) -> str:
+        return authenticate(self.config, header(scope, b"authorization") or "")
+
+    def tenant_busy(self) -> ApiError:
+        message = "Too many of this tenant's requests are in progress; retry shortly."
+        return ApiError(503, "service_unavailable", message)
 
     def _refusal(self, scope: Scope) -> ApiError | None:
         """What to answer without calling the app: an oversize head, a 401, a declared oversize body."""
@@ -138,6 +158,8 @@ class Edge:
         extra = [(b"connection", b"close")] if close else []
         if refusal.status == 401:
             extra.append((b"www-authenticate", b"Bearer"))
+        if refusal.status == 503:
+            extra.append((b"retry-after", b"1"))
         body = self.envelope(refusal.code, refusal.message, refusal.details)
         for part in json_answer(refusal.status, body, extra):
             await send(part)

@@ -8,18 +8,23 @@ URL check, the h11 protocol) so all of them answer alike.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
+import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from reference_host.outages import Unavailable, unavailability
+
 Envelope = Callable[[str, str, dict[str, Any] | None], dict[str, Any]]  # (code, message, details) -> body
 
 INVALID_JSON = "Request body MUST be valid JSON."
 INTERNAL_ERROR = "The server failed to process the request."
+log = logging.getLogger("reference_host.availability")
 
 
 class ApiError(Exception):
@@ -51,8 +56,27 @@ _HTTP_CODES = {
 
 
 def install_error_handlers(app: FastAPI, envelope: Envelope = flat_envelope) -> None:
-    def respond(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
-        return JSONResponse(envelope(code, message, details), status_code=status)
+    def respond(
+        status: int,
+        code: str,
+        message: str,
+        details: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> JSONResponse:
+        return JSONResponse(envelope(code, message, details), status_code=status, headers=headers)
+
+    @app.exception_handler(sa.exc.SQLAlchemyError)
+    async def _database(request: Request, exc: sa.exc.SQLAlchemyError) -> JSONResponse:
+        what = unavailability(exc)
+        if what is None:
+            raise exc  # a defect, not a condition of the moment: the 500 below, with its traceback
+        return answer_unavailable(request, what)
+
+    def answer_unavailable(request: Request, what: Unavailable) -> JSONResponse:
+        """503 (507) with Retry-After, and one log line naming the route and the cause, no content."""
+        route = getattr(request.scope.get("route"), "path", None) or "-"
+        log.warning("%s %s answered %d: %s", request.method, route, what.status, what.cause)
+        return respond(what.status, what.code, what.message, headers=what.headers())
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:

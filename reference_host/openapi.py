@@ -40,10 +40,14 @@ REASONS = {
     409: "conflict: the identifier exists already, or a concurrent run holds the resource",
     413: "payload_too_large: the body, an entry or the result exceeds a documented limit",
     422: "a well-formed request the host cannot carry out (nothing to compact or distill, budget)",
-    503: "the host is at its connection bound; retry later",
+    503: "service_unavailable: the host is at its bound on requests in progress, the caller's tenant has"
+    " too many in progress, the database is lost, its pool exhausted or a lock held past its limit;"
+    " retry after `Retry-After` seconds (docs/availability.md)",
+    507: "insufficient_storage: the host's storage is full; nothing was written; retry after `Retry-After`",
 }
 # Every operation can meet the layers outside its route: a URL `models.check_url` refuses, a body
-# over `max_request_bytes` (edge.py), the connection bound (protocol.py).
+# over `max_request_bytes` (edge.py), the bound on requests in progress (protocol.py), an unavailable
+# database (outages.py).
 EDGE_STATUSES = (400, 413, 503)
 PUBLIC = {("get", "/.well-known/openwop")}
 RETENTION = "/v1/test/retention/projects/{project}"
@@ -196,6 +200,8 @@ def _describe_operation(path: str, method: str, operation: dict[str, Any]) -> No
     statuses = {*EDGE_STATUSES, *ROUTE_STATUSES.get((method, path), ())}
     if not public:
         statuses.add(401)
+        if method != "get":
+            statuses.add(507)  # any write can meet a full disk (outages.py)
     for status in sorted(statuses):
         rules = [
             f"`{c}`" + (f" ({t})" if t else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import sys
 import threading
@@ -77,12 +78,16 @@ def uvicorn_config(
     app: FastAPI, config: HostConfig, parts: HostParts | None = None, **options: object
 ) -> uvicorn.Config:
     """uvicorn's settings for the host, the same on both start paths: the hardened h11 protocol
-    (head timeout, envelope on its 400 and 503, the connection bound) and the request-head size bound."""
+    (head and body timeouts, envelope on its 400 and 503, the bound on requests in progress), the
+    request-head size bound, and the drain time of a graceful shutdown (SIGTERM)."""
     parts = parts or HostParts()
     return uvicorn.Config(
         app,
-        http=protocol_class(config.header_timeout, config.max_connections, parts.envelope),
+        http=protocol_class(
+            config.header_timeout, config.max_connections, parts.envelope, config.body_timeout
+        ),
         h11_max_incomplete_event_size=config.max_head_bytes,
+        timeout_graceful_shutdown=config.shutdown_timeout,  # type: ignore[arg-type]
         lifespan="off",
         **options,  # type: ignore[arg-type]
     )
@@ -128,3 +133,25 @@ def serve_forever(config: HostConfig, host: str, port: int, parts: HostParts | N
         stop_background(app)
     if not server.started:
         sys.exit(1)
+    _exit_past_stuck_work(app)
+
+
+def _exit_past_stuck_work(app: FastAPI) -> None:
+    """End the process even when a route's worker thread is still inside a database call.
+
+    Why: past the drain time uvicorn cancels the requests, but a sync route runs in a worker thread
+    that no cancellation reaches, and Python waits for such threads at exit. Their transactions are
+    rolled back by the database when the connection goes; nothing they did was acknowledged.
+    """
+    engine = getattr(app.state, "engine", None)
+    busy = [t for t in threading.enumerate() if t is not threading.current_thread() and not t.daemon]
+    deadline = time.monotonic() + 1.0
+    for thread in busy:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    if any(thread.is_alive() for thread in busy):
+        sys.stderr.write("reference host: work still running after the drain time; exiting\n")
+        sys.stderr.flush()
+        sys.stdout.flush()
+        os._exit(0)
+    if engine is not None:
+        engine.dispose()

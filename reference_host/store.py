@@ -20,13 +20,14 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects import postgresql, sqlite
 
 from reference_host.clock import to_wire
 from reference_host.database import advisory_lock, is_lock_timeout, write_transaction
 from reference_host.tables import (
     byok_secrets,
     compaction_runs,
+    event_sequences,
     events,
     memory_entries,
     memory_relations,
@@ -134,7 +135,7 @@ def lock_scope(conn: sa.Connection, tenant: str, memory_ref: str) -> None:
     Take it first, before any other lock (distillation's index lock comes after it), so that two
     writers never wait on each other in opposite orders.
     """
-    advisory_lock(conn, "memory-scope", tenant, memory_ref, timeout=True)
+    advisory_lock(conn, "memory-scope", tenant, memory_ref)
 
 
 class MemoryStore:
@@ -474,15 +475,16 @@ class MemoryStore:
     def list_events(
         self, tenant: str, *, type_: str | None = None, after: int = 0, limit: int = 100
     ) -> list[dict[str, object]]:
-        query = sa.select(events).where(events.c.tenant_id == tenant, events.c.sequence > after)
+        """The tenant's events after its own number `after`, in order (numbers are per tenant)."""
+        query = sa.select(events).where(events.c.tenant_id == tenant, events.c.tenant_sequence > after)
         if type_ is not None:
             query = query.where(events.c.type == type_)
-        query = query.order_by(events.c.sequence).limit(limit)
+        query = query.order_by(events.c.tenant_sequence).limit(limit)
         with self.engine.connect() as conn:
             return [
                 {
                     "eventId": r.event_id,
-                    "sequence": r.sequence,
+                    "sequence": r.tenant_sequence,
                     "type": r.type,
                     "timestamp": r.ts,
                     "payload": json.loads(r.payload),
@@ -578,10 +580,11 @@ def append_events(
     conn: sa.Connection, tenant: str, type_: str, payloads: Sequence[dict[str, Any]], ts: str
 ) -> None:
     """Append events in the order given, in one executemany (a retention run logs thousands; one
-    statement each cost 0.6 s on PostgreSQL at 100k memories). Rows go in one by one, in order, so
-    the log's sequence keeps the order of `payloads`."""
+    statement each cost 0.6 s on PostgreSQL at 100k memories), numbered on from the tenant's last
+    number (`take_sequences`): the log's order is the order of `payloads`."""
     if not payloads:
         return
+    first = take_sequences(conn, tenant, len(payloads))
     conn.execute(
         events.insert(),
         [
@@ -591,10 +594,36 @@ def append_events(
                 "type": type_,
                 "payload": json.dumps(payload, ensure_ascii=False, sort_keys=True),
                 "ts": ts,
+                "tenant_sequence": first + offset,
             }
-            for payload in payloads
+            for offset, payload in enumerate(payloads)
         ],
     )
+
+
+def take_sequences(conn: sa.Connection, tenant: str, count: int) -> int:
+    """Reserve the tenant's next `count` event numbers in the caller's transaction; the first of them.
+
+    The UPDATE locks the tenant's counter row until the transaction ends, so the tenant's writers
+    take their numbers in the order they commit (docs/availability.md, "Event sequences"). Take it
+    last, after every other lock of the transaction: it is held only for the commit.
+    """
+    bump = (
+        event_sequences.update()
+        .where(event_sequences.c.tenant_id == tenant)
+        .values(last_sequence=event_sequences.c.last_sequence + count)
+        .returning(event_sequences.c.last_sequence)
+    )
+    last = conn.execute(bump).scalar()
+    if last is None:  # the tenant's first event: its counter row, unless a concurrent writer made it
+        dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+        conn.execute(
+            dialect.insert(event_sequences)
+            .values(tenant_id=tenant, last_sequence=0)
+            .on_conflict_do_nothing(index_elements=[event_sequences.c.tenant_id])
+        )
+        last = conn.execute(bump).scalar_one()
+    return int(last) - count + 1
 
 
 def entries_from_wire(items: Iterable[dict[str, object]]) -> list[NewEntry]:

@@ -67,6 +67,16 @@ events = sa.Table(
     sa.Column("type", sa.String(128), nullable=False),
     sa.Column("payload", sa.Text, nullable=False),
     sa.Column("ts", sa.String(32), nullable=False),
+    sa.Column("tenant_sequence", sa.Integer, nullable=True),  # the log's number, per tenant (0005)
+)
+
+# Each tenant's last event number (migration 0005): taken with an UPDATE, so one tenant's writers
+# number their events in commit order and no tenant's numbers say anything of another's.
+event_sequences = sa.Table(
+    "event_sequences",
+    metadata,
+    sa.Column("tenant_id", sa.String(200), primary_key=True),
+    sa.Column("last_sequence", sa.Integer, nullable=False),
 )
 
 byok_secrets = sa.Table(
@@ -111,6 +121,7 @@ sa.Index(
 )
 sa.Index("ix_tags_tag", memory_tags.c.tag)
 sa.Index("ix_events_tenant", events.c.tenant_id, events.c.sequence)
+sa.Index("uq_events_tenant_sequence", events.c.tenant_id, events.c.tenant_sequence, unique=True)
 sa.Index("ix_relations_to", memory_relations.c.tenant_id, memory_relations.c.to_entry_id)
 sa.Index(
     "ix_archives_ref",

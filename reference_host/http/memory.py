@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 
+from reference_host.clock import to_wire
 from reference_host.config import HostConfig
 from reference_host.deps import Tenant, check_size
 from reference_host.errors import ApiError
@@ -30,7 +31,7 @@ from reference_host.models import (
 )
 from reference_host.pages import MAX_CURSOR_LENGTH, MAX_ENTRIES_PAGE, page_body, paged
 from reference_host.sr1 import Scrubber
-from reference_host.store import DuplicateEntry, MemoryStore, NewEntry
+from reference_host.store import DuplicateEntry, Entry, MemoryStore, NewEntry
 
 EVENTS_PATH = "/v1/host/events"
 
@@ -89,15 +90,16 @@ def mount_put(app: FastAPI, config: HostConfig, store: MemoryStore, scrubber: Sc
             tags=tuple(redactor.redact(t) for t in body.tags),
             expires_at=expires,
         )
+        now = config.clock()
         try:
-            store.plant(tenant, memory_ref, [entry], config.clock())
+            store.plant(tenant, memory_ref, [entry], now)
         except DuplicateEntry as exc:
             raise ApiError(
                 409, "conflict", "An entry with this id already exists.", {"id": exc.entry_id}
             ) from None
-        stored = store.get_entry(tenant, memory_ref, entry_id, config.clock(), include_expired=True)
-        assert stored is not None
-        return stored.wire()
+        # The answer is what was committed, not a read-back: a read after the commit could fail
+        # (the database lost) and turn an acknowledged write into an error (docs/availability.md).
+        return Entry(entry.entry_id, entry.content, entry.tags, to_wire(now), entry.expires_at).wire()
 
     app.router.add_api_route(
         MEMORY_ENTRY_PATH, put_memory, methods=["PUT"], status_code=201, route_class_override=MemoryEntryRoute

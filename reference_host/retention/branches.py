@@ -116,7 +116,11 @@ class BranchPolicy:
     """Which branch-local memories branch cleanup considers, when a branch is gone, and what it keeps."""
 
     def considers(self, row: dict[str, Any], state: BranchState) -> bool:
-        """Only `branch_scope = current_branch` memories of a named, non-mainline branch."""
+        """Only `branch_scope = current_branch` memories of a named, non-mainline branch.
+
+        A run reads only memories that name a branch for this step (a NULL branch is the mainline):
+        a variant may widen the scope or the branches it considers, never to unnamed ones.
+        """
         branch = row["branch"]
         return row["branch_scope"] == BRANCH_LOCAL and branch is not None and branch != state.mainline
 

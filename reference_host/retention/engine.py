@@ -2,23 +2,29 @@
 
 Order is fixed so that runs are reproducible: candidate expiry, archival of stale memories, archival of
 superseded memories, compaction, branch cleanup. Within a rule, memories are visited by (created_at,
-id). Planning reads one snapshot of one (tenant, project); the rules touch disjoint statuses (candidate
-/ stale / superseded / active), so planning them together is the same as running them one after
-another; branch cleanup, which spans active / stale / superseded, skips every memory an earlier rule
-already moved or used. Applying re-checks each row's status in the same transaction, so a
-concurrent change aborts the run instead of being overwritten. Nothing is ever deleted.
+id). Planning reads one (tenant, project) rule by rule from the database, each rule the statuses it
+looks at (never the whole project at once: bounded memory, bench/README.md); the rules touch
+disjoint statuses (candidate / stale / superseded / active), so planning them together is the same
+as running them one after another; branch cleanup, which spans active / stale / superseded, skips
+every memory an earlier rule already moved or used. Applying re-checks each row's status in the same
+transaction, so a concurrent change aborts the run instead of being overwritten. Nothing is ever
+deleted.
 
 One real run (or restore) per project at a time: it holds the project's lock from before its read
 until it commits (PostgreSQL: a transaction-scoped advisory lock; SQLite: the write lock, taken at
 BEGIN IMMEDIATE). A concurrent real run waits, then plans from what the first one left, so N
 concurrent runs at one `now` end in the state one run gives; a wait past the lock timeout raises
-`RetentionRunInProgress`. Dry runs take no lock: they read one snapshot and write nothing.
+`RetentionRunInProgress`; other writers of the project's statuses (restores, retrievals) take the
+same lock, so only a memory seeded meanwhile can be seen by a later rule and not an earlier one. Dry
+runs take no lock and write nothing: they read one snapshot (SQLite: the transaction's; PostgreSQL:
+REPEATABLE READ, so every rule reads the same moment).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,6 +34,7 @@ from sqlalchemy.dialects import postgresql
 from reference_host.clock import from_stored, to_wire
 from reference_host.database import advisory_lock, is_lock_timeout, is_retryable, write_transaction
 from reference_host.retention import rfc0012
+from reference_host.retention.branches import CONSIDERED as BRANCH_STATUSES
 from reference_host.retention.branches import RULE_BRANCH_CLEANUP, BranchState, plan_branch_cleanup
 from reference_host.retention.config import RetentionConfig
 from reference_host.retention.plan import (
@@ -48,8 +55,8 @@ from reference_host.retention.policies import (
     RetentionPolicies,
     RunPolicy,
 )
-from reference_host.retention.report import Link, RetentionReport, Skip, Transition
-from reference_host.retention.rows import read_rows
+from reference_host.retention.report import Link, RetentionReport, Skip, Transition, tallied_report
+from reference_host.retention.rows import COLUMNS, Streamed, read_rows, shaped_with
 from reference_host.retention.states import RESTORABLE, Status
 from reference_host.sr1 import Scrubber, SecretSource
 from reference_host.tables import lifecycle_memories as memories
@@ -105,7 +112,7 @@ def _days(delta: timedelta) -> str:
 
 def _plan_expiry(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
@@ -132,7 +139,7 @@ def _plan_expiry(
 
 def _plan_archival(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
@@ -178,19 +185,39 @@ def group_key(row: dict[str, Any], config: RetentionConfig) -> tuple[Any, ...]:
 
 def _plan_compaction(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     conflicted: set[str],
     config: RetentionConfig,
     now: datetime,
     policies: RetentionPolicies,
 ) -> None:
+    """Compaction over rows held in memory (the planner before issue 26, kept for comparison: a run
+    uses `_plan_compaction_grouped`, which plans the same groups without holding them)."""
     settings, policy = config.compaction, policies.compaction
     if not policy.enabled(settings):
         return
-    min_age = timedelta(days=settings.min_age_days)
-    protected = policy.protected(config)
-    minimum = policy.minimum(settings)
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for row in _sources(rows, conflicted, config, now, policy):
+        groups.setdefault(policy.group_key(row, config), []).append(row)
+    stamp = to_wire(now)
+    minimum = policy.minimum(settings)
+    for key in sorted(groups, key=repr):
+        sources = groups[key]
+        if len(sources) < minimum:
+            continue
+        _compact_group(plan, sources, config, stamp, policy)
+
+
+def _sources(
+    rows: Iterable[dict[str, Any]],
+    conflicted: set[str],
+    config: RetentionConfig,
+    now: datetime,
+    policy: CompactionPolicy,
+) -> Iterable[dict[str, Any]]:
+    """The rows that may be compaction sources: sourceable, unlinked, old enough, allowed."""
+    min_age = timedelta(days=config.compaction.min_age_days)
+    protected = policy.protected(config)
     for row in rows:
         if row["status"] not in policy.sourceable or row["compacted_into_id"] is not None:
             continue
@@ -198,13 +225,107 @@ def _plan_compaction(
             continue
         if policy.must_not_compact(row, conflicted, protected) is not None:
             continue
-        groups.setdefault(policy.group_key(row, config), []).append(row)
-    stamp = to_wire(now)
-    for key in sorted(groups, key=repr):
-        sources = groups[key]
-        if len(sources) < minimum:
-            continue
-        _compact_group(plan, sources, config, stamp, policy)
+        yield row
+
+
+# Compaction's working tables (`_plan_compaction_grouped`), temporary: per connection, never shared.
+_WORK = sa.MetaData()
+_GROUPED = sa.Table(
+    "retention_grouped",
+    _WORK,
+    sa.Column("grp", sa.Integer, nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("id", sa.String(36), nullable=False),
+    prefixes=["TEMPORARY"],
+)
+_RANKS = sa.Table(
+    "retention_ranks",
+    _WORK,
+    sa.Column("grp", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("rank", sa.Integer, nullable=False),
+    prefixes=["TEMPORARY"],
+)
+GROUPED_BATCH = 10_000  # sources written to the working table per statement
+
+
+def _plan_compaction_grouped(
+    plan: Plan,
+    reader: sa.Connection,
+    rows: Iterable[dict[str, Any]],
+    conflicted: set[str],
+    config: RetentionConfig,
+    now: datetime,
+    scope: sa.ColumnElement[bool],
+    policies: RetentionPolicies,
+) -> None:
+    """Step 4 without holding the groups: the groups and order of `_plan_compaction`, the sources
+    kept in a temporary table of the reading connection.
+
+    A first pass numbers each group key and writes (group, created_at, id) of every eligible source
+    to the table, keeping only a count per group; the groups of at least the minimum are ranked by
+    their keys' repr; a second pass reads their sources back, group by group in rank order, each by
+    (created_at, id), and compacts one group at a time.
+    """
+    settings, policy = config.compaction, policies.compaction
+    if not policy.enabled(settings):
+        return
+    for table in (_GROUPED, _RANKS):
+        table.drop(reader, checkfirst=True)
+        table.create(reader)
+    try:
+        numbers: dict[tuple[Any, ...], int] = {}
+        counts: list[int] = []
+        batch: list[dict[str, Any]] = []
+        for row in _sources(rows, conflicted, config, now, policy):
+            key = policy.group_key(row, config)
+            grp = numbers.setdefault(key, len(numbers))
+            if grp == len(counts):
+                counts.append(0)
+            counts[grp] += 1
+            batch.append({"grp": grp, "created_at": row["created_at"], "id": row["id"]})
+            if len(batch) >= GROUPED_BATCH:
+                _insert(reader, _GROUPED, batch)
+                batch.clear()
+        if batch:
+            _insert(reader, _GROUPED, batch)
+        minimum = policy.minimum(settings)
+        ranked = [numbers[key] for key in sorted(numbers, key=repr) if counts[numbers[key]] >= minimum]
+        del numbers, counts
+        for start in range(0, len(ranked), GROUPED_BATCH):
+            chunk = ranked[start : start + GROUPED_BATCH]
+            _insert(reader, _RANKS, [{"grp": g, "rank": start + i} for i, g in enumerate(chunk)])
+        stamp = to_wire(now)
+        group: list[dict[str, Any]] = []
+        rank = None
+        for row, row_rank in _grouped_sources(reader, scope):
+            if row_rank != rank and group:
+                _compact_group(plan, group, config, stamp, policy)
+                plan.maybe_flush()
+                group = []
+            rank = row_rank
+            group.append(row)
+        if group:
+            _compact_group(plan, group, config, stamp, policy)
+    finally:
+        for table in (_RANKS, _GROUPED):
+            table.drop(reader, checkfirst=True)
+
+
+def _grouped_sources(
+    reader: sa.Connection, scope: sa.ColumnElement[bool]
+) -> Iterable[tuple[dict[str, Any], int]]:
+    """The ranked groups' sources with their group's rank, by rank, then (created_at, id) in code points."""
+    created, ident = _GROUPED.c.created_at, _GROUPED.c.id
+    if reader.dialect.name == "postgresql":
+        created, ident = created.collate("C"), ident.collate("C")
+    query = (
+        sa.select(*(memories.c[key] for key in COLUMNS), _RANKS.c.rank)
+        .select_from(_GROUPED.join(_RANKS, _GROUPED.c.grp == _RANKS.c.grp))
+        .join(memories, memories.c.id == _GROUPED.c.id)
+        .where(scope)
+        .order_by(_RANKS.c.rank, created, ident)
+    )
+    return shaped_with(reader, query)
 
 
 def _compact_group(
@@ -266,12 +387,12 @@ def _compact_group(
                 {**archive_values(source, stamp, why), **values},
             )
         else:
-            plan.updates.append((source["id"], source["status"], values))
+            plan.update(source, values)
 
 
 def _plan_branches(
     plan: Plan,
-    rows: list[dict[str, Any]],
+    rows: Iterable[dict[str, Any]],
     config: RetentionConfig,
     now: datetime,
     state: BranchState | None,
@@ -279,7 +400,7 @@ def _plan_branches(
 ) -> None:
     """Step 5: archive what branches.plan_branch_cleanup decides, skipping anything already in the plan."""
     stamp = to_wire(now)
-    taken = {memory_id for memory_id, _, _ in plan.updates}
+    taken = plan.taken()
     decisions = plan_branch_cleanup(
         rows, state, config, now, taken=taken, policy=policies.branches, windows=policies.windows
     )
@@ -299,6 +420,12 @@ def _load(
 
     Streamed into compact dicts (rows.py: 87k `dict(row)`s took 183 MiB at 100k memories, these 76).
     """
+    conflicted = _conflicted(conn, tenant_id, project)
+    return read_rows(conn, _movable(tenant_id, project, policy)), conflicted
+
+
+def _conflicted(conn: sa.Connection, tenant_id: str, project: str) -> set[str]:
+    """The ids in a `conflicts_with` relation of the project."""
     conflict_rows = conn.execute(
         sa.select(relations.c.from_memory_id, relations.c.to_memory_id).where(
             relations.c.tenant_id == tenant_id,
@@ -306,14 +433,53 @@ def _load(
             relations.c.relation_type == CONFLICTS_WITH,
         )
     )
-    conflicted = {memory_id for pair in conflict_rows for memory_id in pair}
+    return {memory_id for pair in conflict_rows for memory_id in pair}
+
+
+def _movable(tenant_id: str, project: str, policy: RunPolicy) -> sa.ColumnElement[bool]:
     movable = [Status.CANDIDATE, Status.ACTIVE, Status.STALE, Status.SUPERSEDED]
-    where = sa.and_(policy.scope(tenant_id, project), memories.c.status.in_([s.value for s in movable]))
-    return read_rows(conn, where), conflicted
+    return sa.and_(policy.scope(tenant_id, project), memories.c.status.in_([s.value for s in movable]))
 
 
 # Public for diagnostics.compaction_report, which must load and group exactly as a run does.
 load_project = _load
+
+
+def _stream(
+    conn: sa.Connection, tenant_id: str, project: str, policy: RunPolicy = _PRODUCTION.run
+) -> tuple[Streamed, set[str]]:
+    """What `_load` reads, with the memories as a `Streamed` read anew by each rule: a run holds the
+    plan it builds, never the project (bounded memory, bench/README.md)."""
+    conflicted = _conflicted(conn, tenant_id, project)
+    return Streamed(conn, _movable(tenant_id, project, policy)), conflicted
+
+
+@contextmanager
+def _reader(conn: sa.Connection, writes: bool) -> Iterator[sa.Connection]:
+    """The connection a run plans from: the run's own for a dry run; for a real run a second one,
+    whose snapshot is the project as the run found it however much the run has written since (so
+    a run may write as it plans, `tally`), as one read of the whole project was before.
+
+    Opened after the run took the project's lock: PostgreSQL REPEATABLE READ from its first read;
+    SQLite's read transaction, which the run's uncommitted writes never reach (WAL). A database in
+    memory has one connection: the run's own.
+    """
+    in_memory = conn.engine.url.get_backend_name() == "sqlite" and conn.engine.url.database in (
+        None,
+        "",
+        ":memory:",
+    )
+    if not writes or in_memory:
+        yield conn
+        return
+    with conn.engine.connect() as reader:
+        if reader.dialect.name == "postgresql":
+            reader.execution_options(isolation_level="REPEATABLE READ")
+        with reader.begin() as snapshot:
+            try:
+                yield reader
+            finally:
+                snapshot.rollback()
 
 
 # Planned rows per statement (PostgreSQL: per array) or per executemany (SQLite) in the apply step:
@@ -451,22 +617,28 @@ def run_retention(
     branches: BranchState | None = None,
     policies: RetentionPolicies = _PRODUCTION,
     scrubber: ScrubberFactory = Scrubber,
+    tally: bool = False,
 ) -> RetentionReport:
     """Plan (and, with dry_run=False, apply) one retention run of one project at `now`.
 
     `branches`: the Git branch state for branch cleanup; None skips that step. `policies` decide each
     rule and `scrubber` is the SR-1 engine for compacted nodes (the host's parts; the document's rules
-    by default).
+    by default). `tally`: report counts and a digest of the transitions, links and skips
+    (`report.Tally`) instead of listing them, and write the plan as it is made: the run then holds
+    nothing that grows with the project (a project of millions of memories; bench/README.md).
     """
     config = config or RetentionConfig()
     if not config.enabled:
         return RetentionReport(tenant_id, project, to_wire(now), dry_run, enabled=False)
+    writes = policies.run.writes(dry_run)
     return _serialised(
         engine,
         tenant_id,
         project,
-        policies.run.writes(dry_run),
-        lambda conn: _run_in(conn, tenant_id, project, now, config, dry_run, branches, policies, scrubber),
+        writes,
+        lambda conn: _run_in(
+            conn, tenant_id, project, now, config, dry_run, branches, policies, scrubber, writes, tally
+        ),
     )
 
 
@@ -482,10 +654,13 @@ def _serialised(
     for attempt in range(1, TRANSACTION_ATTEMPTS + 1):
         try:
             if not writes:
-                with engine.begin() as conn:
-                    return work(conn)
+                with engine.connect() as conn:
+                    if conn.dialect.name == "postgresql":  # one snapshot for every rule's read
+                        conn.execution_options(isolation_level="REPEATABLE READ")
+                    with conn.begin():
+                        return work(conn)
             with write_transaction(engine) as conn:
-                advisory_lock(conn, "retention", tenant_id, project, timeout=True)
+                advisory_lock(conn, "retention", tenant_id, project)
                 return work(conn)
         except sa.exc.DBAPIError as exc:
             if is_retryable(exc) and attempt < TRANSACTION_ATTEMPTS:
@@ -515,19 +690,56 @@ def _run_in(
     branches: BranchState | None,
     policies: RetentionPolicies,
     scrubber: ScrubberFactory,
+    writes: bool = False,
+    tally: bool = False,
 ) -> RetentionReport:
-    """One attempt at a run, inside the caller's transaction."""
-    plan = Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run))
+    """One attempt at a run, inside the caller's transaction: each rule reads the statuses it looks
+    at, each memory in (created_at, id) order, from the run's snapshot (`_reader`)."""
+    stamp, run_id = to_wire(now), uuid.uuid4().hex
+    report = tallied_report(tenant_id, project, stamp, dry_run) if tally else None
+    plan = Plan(report or RetentionReport(tenant_id, project, stamp, dry_run))
     plan.sr1 = policies.node_text(rfc0012.RunSecrets(conn), tenant_id, scrubber)
-    rows, conflicted = _load(conn, tenant_id, project, policies.run)
-    _plan_expiry(plan, rows, config, now, policies)
-    _plan_archival(plan, rows, config, now, policies)
-    _plan_compaction(plan, rows, conflicted, config, now, policies)
-    _plan_branches(plan, rows, config, now, branches, policies)
+    with _reader(conn, writes) as reader:
+        rows, conflicted = _stream(reader, tenant_id, project, policies.run)
+        if tally:
+            plan.keep_moved = _kept_for_branches(config, branches, policies)
+            plan.flush = _flusher(conn, dry_run, tenant_id, project, run_id, policies.run)
+        _plan_expiry(plan, plan.flushing(rows.only(policies.expiry.expiring)), config, now, policies)
+        stale = rows.only({Status.STALE, Status.SUPERSEDED})
+        _plan_archival(plan, plan.flushing(stale), config, now, policies)
+        sources, scope = rows.only(policies.compaction.sourceable), policies.run.scope(tenant_id, project)
+        _plan_compaction_grouped(plan, reader, sources, conflicted, config, now, scope, policies)
+        # A memory without a branch is the mainline's: branch cleanup never considers it.
+        considered = plan.flushing(rows.only(BRANCH_STATUSES).on_a_branch())
+        _plan_branches(plan, considered, config, now, branches, policies)
     if not dry_run:
-        _apply(conn, plan, tenant_id, project, uuid.uuid4().hex, policies.run)
+        _apply(conn, plan, tenant_id, project, run_id, policies.run)
+    elif tally:
+        plan.clear()
     policies.run.finish(conn, plan, tenant_id, project, dry_run)
     return plan.report
+
+
+def _kept_for_branches(
+    config: RetentionConfig, branches: BranchState | None, policies: RetentionPolicies
+) -> Any:
+    """Which moved memories a flushing plan must remember: those branch cleanup would consider."""
+    if branches is None or not policies.branches.enabled(config):
+        return lambda row: False
+    return lambda row: policies.branches.considers(row, branches)
+
+
+def _flusher(
+    conn: sa.Connection, dry_run: bool, tenant_id: str, project: str, run_id: str, policy: RunPolicy
+) -> Any:
+    """A real run applies what it planned so far and drops it; a dry run only drops it."""
+
+    def flush(plan: Plan) -> None:
+        if not dry_run:
+            _apply(conn, plan, tenant_id, project, run_id, policy)
+        plan.clear()
+
+    return flush
 
 
 def restore(

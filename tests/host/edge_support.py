@@ -104,3 +104,16 @@ def stream(host, body: Body, headers: dict[str, str]) -> tuple[bytes, int]:
     raw = read_all(sock)
     sock.close()
     return raw, sent
+
+
+def slow_body(host, token: str = "a", path: str = "/v1/test/memory/seed") -> socket.socket:
+    """A connection whose request is in progress: a complete head, 10 of its 100 body bytes
+    (`token`: tenant "a" or "b" of the host, or a literal key)."""
+    key = {"a": host.token_a, "b": host.token_b}.get(token, token)
+    sock = connect(host)
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        f"Authorization: Bearer {key}\r\nContent-Length: 100\r\n\r\n"
+    )
+    sock.sendall(head.encode() + b'{"memoryRe')
+    return sock

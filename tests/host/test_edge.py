@@ -13,7 +13,17 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from edge_support import CHUNK, Body, answer, assert_raw_envelope, connect, read_all, readable, stream
+from edge_support import (
+    CHUNK,
+    Body,
+    answer,
+    assert_raw_envelope,
+    connect,
+    read_all,
+    readable,
+    slow_body,
+    stream,
+)
 from http_support import assert_envelope, client
 
 # The outer surfaces (HTTP routes, the CLI): the PostgreSQL case runs in the slow tier (tests/conftest.py).
@@ -243,25 +253,46 @@ def test_many_slow_clients_are_all_cut_off_and_the_host_keeps_serving(start_host
         sock.close()
 
 
-def test_the_connection_bound_answers_503_in_the_envelope(start_host):
+def test_the_connection_bound_counts_requests_in_progress_and_answers_503_in_the_envelope(start_host):
     host = start_host(max_connections=3)
-    held = [connect(host) for _ in range(3)]
+    idle = [connect(host) for _ in range(5)]  # connections with no request hold no place
+    with client(host) as c:
+        assert c.get("/v1/memory/r").status_code == 200
+    held = [slow_body(host) for _ in range(3)]
     try:
-        with client(host) as c:
-            reply = c.get("/v1/memory/r")
-            assert_envelope(reply, 503, "service_unavailable")
-            assert reply.headers["connection"] == "close"
+        deadline = time.monotonic() + 10
+        while True:  # the three requests are admitted once their heads are read
+            with client(host) as c:
+                reply = c.get("/v1/memory/r")
+            if reply.status_code == 503 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert_envelope(reply, 503, "service_unavailable")
+        assert reply.headers["connection"] == "close"
+        assert reply.headers["retry-after"] == "1"
     finally:
-        for sock in held:
+        for sock in held + idle:
             sock.close()
     deadline = time.monotonic() + 10
-    while True:  # the held connections are gone once the host has seen them close
+    while True:  # the held requests end once the host has seen their connections close
         with client(host) as c:
             reply = c.get("/v1/memory/r")
         if reply.status_code == 200 or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     assert reply.status_code == 200, reply.text
+
+
+def test_a_body_that_does_not_arrive_in_time_is_answered_408_and_cut(start_host):
+    host = start_host(body_timeout=1.0)
+    sock = slow_body(host)
+    started = time.monotonic()
+    raw = read_all(sock, 8.0)
+    sock.close()
+    assert_raw_envelope(raw, (408,), "request_timeout")
+    assert time.monotonic() - started < 5
+    with client(host) as c:  # the host is none the worse
+        assert c.get("/v1/memory/r").status_code == 200
 
 
 HOSTILE_HEADS = {

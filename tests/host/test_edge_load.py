@@ -4,19 +4,21 @@ authenticated and not, keep its peak resident set (VmHWM) under 500 MB."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import pytest
-from edge_support import Body, assert_raw_envelope, connect, read_all, stream
+from edge_support import Body, assert_raw_envelope, read_all, slow_body, stream
 from http_support import assert_envelope, client
+from standalone_support import Standalone, launch_host
+
+
+@pytest.fixture
+def launch(tmp_path):
+    """`openwop-reference-host serve` as a separate process (standalone_support.py)."""
+    yield from launch_host(tmp_path)
+
 
 pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
 
@@ -24,64 +26,6 @@ PEAK_LIMIT_KB = 500 * 1024
 ENTRY_BYTES = 64 * 1024  # the largest entry the host accepts (maxEntrySizeBytes)
 ENTRIES = 240  # 240 x 64 KiB: a 15.7 MB memoryRef
 READERS = 200
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class Standalone:
-    url: str
-    token_a = "load-key-a"
-    token_b = "load-key-b"
-
-    def __init__(self, proc: subprocess.Popen, port: int) -> None:
-        self.proc = proc
-        self.url = f"http://127.0.0.1:{port}"
-
-    def status_kb(self, field: str) -> int:
-        """A memory figure of the host process from /proc (VmHWM: its peak resident set)."""
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-        raise AssertionError(f"no {field} in /proc/{self.proc.pid}/status")
-
-
-@pytest.fixture
-def launch(tmp_path):
-    """Factory: `openwop-reference-host serve` as a separate process, the way a user starts it."""
-    started: list[tuple[subprocess.Popen, object]] = []
-
-    def start(database_url: str, *options: str) -> Standalone:
-        port = _free_port()
-        exe = shutil.which("openwop-reference-host", path=os.path.dirname(sys.executable))
-        keys = [f"--api-key={Standalone.token_a}=tenant-a", f"--api-key={Standalone.token_b}=tenant-b"]
-        log_path = tmp_path / f"host-{len(started)}.log"
-        log = open(log_path, "wb")  # noqa: SIM115 (closed after the host stops)
-        command = [exe, "serve", "--port", str(port), *keys, "--test-seams", "--database-url", database_url]
-        proc = subprocess.Popen([*command, *options], stdout=log, stderr=subprocess.STDOUT)
-        started.append((proc, log))
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return Standalone(proc, port)
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(log_path.read_text()[-3000:] or "the host did not start") from None
-                time.sleep(0.1)
-
-    yield start
-    for proc, log in started:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-        log.close()
 
 
 @pytest.fixture
@@ -129,13 +73,20 @@ def test_100_mb_bodies_are_never_buffered(standalone):
     assert peak < 200 * 1024, f"host peak {peak / 1024:.0f} MB after two 100 MB bodies"
 
 
-def test_serve_takes_the_head_timeout_and_the_connection_bound(launch, tmp_path):
-    host = launch(f"sqlite:///{tmp_path / 'cli.db'}", "--header-timeout", "0.5", "--max-connections", "2")
-    held = [connect(host) for _ in range(2)]
-    with client(host) as c:
-        assert_envelope(c.get("/v1/memory/r"), 503, "service_unavailable")
-    for sock in held:  # both idle connections are closed by the head timeout, silently
-        assert read_all(sock, 8.0) == b""
+def test_serve_takes_the_timeouts_and_the_bound_on_requests_in_progress(launch, tmp_path):
+    options = ("--header-timeout", "0.5", "--body-timeout", "1", "--max-connections", "2")
+    host = launch(f"sqlite:///{tmp_path / 'cli.db'}", *options)
+    held = [slow_body(host) for _ in range(2)]
+    deadline = time.monotonic() + 10
+    while True:  # both requests are in progress once their heads are read
+        with client(host) as c:
+            reply = c.get("/v1/memory/r")
+        if reply.status_code == 503 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert_envelope(reply, 503, "service_unavailable")
+    for sock in held:  # both are cut by the body timeout, with a 408
+        assert_raw_envelope(read_all(sock, 8.0), (408,), "request_timeout")
         sock.close()
     with client(host) as c:
         assert c.get("/v1/memory/r").status_code == 200

@@ -242,3 +242,39 @@ def test_upgrade_from_0003_keys_lifecycle_memories_by_tenant_and_keeps_rows(data
     with pytest.raises(sa.exc.IntegrityError), engine.begin() as conn:
         conn.execute(legacy.insert(), [{**rows[0], "project": "other"}])  # same id, same tenant
     engine.dispose()
+
+
+def test_upgrade_from_0004_numbers_existing_events_per_tenant_and_carries_on(database_url):
+    """0005: the events of each tenant are numbered 1, 2, ... in their order; new ones follow on."""
+    from reference_host.store import append_event
+
+    engine = create_engine(database_url)
+    upgrade(engine, "0004")
+    with engine.begin() as conn:
+        for n, tenant in enumerate(["a", "b", "a", "a", "b"]):
+            conn.execute(
+                sa.text(
+                    "INSERT INTO events (event_id, tenant_id, type, payload, ts)"
+                    " VALUES (:id, :tenant, 'memory.compacted', '{}', '2026-11-29T12:00:00.000Z')"
+                ),
+                {"id": f"evt_{n}", "tenant": tenant},
+            )
+    upgrade(engine)
+    assert current_revision(engine) == head_revision() != "0004"
+    with engine.begin() as conn:
+        append_event(conn, "b", "memory.compacted", {}, "2026-11-30T12:00:00.000Z")
+        append_event(conn, "c", "memory.compacted", {}, "2026-11-30T12:00:00.000Z")
+    with engine.connect() as conn:
+        numbered = conn.execute(
+            sa.text("SELECT tenant_id, tenant_sequence FROM events ORDER BY sequence")
+        ).all()
+    assert [tuple(r) for r in numbered] == [
+        ("a", 1),
+        ("b", 1),
+        ("a", 2),
+        ("a", 3),
+        ("b", 2),
+        ("b", 3),
+        ("c", 1),
+    ]
+    engine.dispose()
