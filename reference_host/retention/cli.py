@@ -709,7 +709,7 @@ def apply_plan(options: Options, path: Path) -> None:
     )
     context = [
         f"Plan: {path.absolute()} (its dry run's time: {recorded.now})",
-        f"Config: recorded in the plan (its dry run used {recorded.config_source})",
+        f"Config: recorded in the plan; its dry run used {recorded.config_source}",
         *rule_notes(config, recorded.repo, branches),
     ]
     show_lines(context, options.as_json)

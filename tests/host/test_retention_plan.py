@@ -233,7 +233,10 @@ def test_the_working_folders_config_shapes_the_plan_and_a_later_edit_does_not(db
     applied = shell(apply_line(dry.out), tmp_path)
     assert applied.code == 0, applied.err
     assert listed(applied.out) == shown
-    assert f"its dry run used {tmp_path / 'config.yaml'} (config.yaml in the working folder)" in applied.out
+    assert (
+        f"plan; its dry run used {tmp_path / 'config.yaml'} (config.yaml in the working folder)"
+        in applied.out
+    )
     assert moved_rows(before, tenant_rows(db, "t")) == {(m, f, t) for m, f, t, _ in shown}
 
 
