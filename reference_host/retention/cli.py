@@ -135,7 +135,6 @@ PlanOpt = Annotated[
         ),
     ),
 ]
-MemoryIdArg = Annotated[str, typer.Argument(help="Id of the memory.")]
 
 # Piped or captured output is not cut at rich's 80-column fallback (COLUMNS still wins when set).
 _WIDTH = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 160

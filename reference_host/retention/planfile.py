@@ -33,6 +33,7 @@ from typing import Any
 import rfc8785
 import sqlalchemy as sa
 
+from reference_host.clock import from_wire
 from reference_host.retention.branches import BranchState
 from reference_host.retention.config import RetentionConfig, RetentionConfigError, parse_config
 from reference_host.retention.engine import RetentionConflict
@@ -213,6 +214,7 @@ class RecordedPlan:
                 report=document["report"],
             )
             _moves(plan.report)
+            from_wire(plan.now)
             plan.config()
             if plan.branches is not None:
                 BranchState.from_wire(plan.branches)
