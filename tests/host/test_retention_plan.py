@@ -300,6 +300,8 @@ def test_plan_usage_errors_are_one_clear_line(db, tmp_path):
     not_json, not_plan = tmp_path / "bad.json", tmp_path / "other.json"
     not_json.write_text("{", encoding="utf-8")
     not_plan.write_text('{"format": "something else"}', encoding="utf-8")
+    bad_now = tmp_path / "bad-now.json"
+    bad_now.write_text(where.read_text(encoding="utf-8").replace(to_wire(NOW), "yesterday"), encoding="utf-8")
     other_db = f"sqlite:///{tmp_path / 'other.db'}"
     cases = {
         ("retention", "run", "q", "--no-dry-run", "--plan", str(where)): "is a plan of project 'p', not 'q'",
@@ -308,6 +310,7 @@ def test_plan_usage_errors_are_one_clear_line(db, tmp_path):
         ("retention", "run", "p", "--no-dry-run", "--plan", str(tmp_path / "absent.json")): "cannot read",
         ("retention", "run", "p", "--no-dry-run", "--plan", str(not_json)): "not JSON",
         ("retention", "run", "p", "--no-dry-run", "--plan", str(not_plan)): "not a retention plan file",
+        ("retention", "run", "p", "--no-dry-run", "--plan", str(bad_now)): "a field has the wrong shape",
     }
     for args, needle in cases.items():
         done = memory(*args)
