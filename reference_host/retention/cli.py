@@ -9,9 +9,16 @@ The database defaults to the host's own `./openwop-reference-host.db`. Only `mem
 a SQLite file; read-only commands (`status`, `report`, a dry `run`, `export`) on a file that does not
 exist answer as for an empty project (a note on stderr) and create nothing; writing commands refuse.
 
+A dry run is the operator's safety boundary, so what it prints to apply it is a promise: a dry `run`
+saves its plan (planfile.py) and prints `memory retention run <project> --no-dry-run --plan FILE`,
+which applies exactly the listed transitions or refuses; `restore` and `archive` print their apply
+line with every option that shaped what they showed. Every command that plans names the config it
+used (`--config`, else `./config.yaml`, else the bundled defaults) and each rule that will not run.
+
 Exit codes: 0 success, 1 a refused operation (restore of a memory that is not archived, a run that
-hit a concurrent change, an import conflicting with stored ids), 2 bad usage: arguments, config
-file, an invalid import file, or a database that cannot be opened.
+hit a concurrent change, a plan the project no longer matches, an import conflicting with stored
+ids), 2 bad usage: arguments, config file, plan file, an invalid import file, or a database that
+cannot be opened.
 """
 
 from __future__ import annotations
@@ -20,9 +27,10 @@ import enum
 import inspect
 import json
 import os
+import shlex
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -33,10 +41,18 @@ from rich.console import Console
 from rich.table import Table
 
 from reference_host.clock import from_wire, system_clock
-from reference_host.retention.config import RetentionConfig, RetentionConfigError, load_config
-from reference_host.retention.states import Status
+from reference_host.retention.config import (
+    ConfigChoice,
+    ConfigFileError,
+    RetentionConfig,
+    RetentionConfigError,
+    choose_config,
+)
+from reference_host.retention.states import RESTORABLE, Status
 
 if TYPE_CHECKING:
+    from reference_host.retention.branches import BranchState
+    from reference_host.retention.planfile import RecordedPlan
     from reference_host.retention.report import RetentionReport
 
 # The host's own default (`openwop-reference-host serve`), in the working directory.
@@ -87,7 +103,13 @@ NowOpt = Annotated[
 ]
 ConfigOpt = Annotated[
     Path | None,
-    typer.Option("--config", help="Retention config.yaml; default the bundled one (the document's)."),
+    typer.Option(
+        "--config",
+        help=(
+            "Retention config.yaml; default ./config.yaml when it has a memory_retention section, else"
+            " the bundled one (the document's). The output names the config used."
+        ),
+    ),
 ]
 RepoOpt = Annotated[
     Path | None,
@@ -102,6 +124,16 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the wire JSON (docs
 DryRunOpt = Annotated[
     bool,
     typer.Option("--dry-run/--no-dry-run", help="Dry run (the default) reports without changing anything."),
+]
+PlanOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help=(
+            "Dry run: where to save the plan (default: a new file under $XDG_STATE_HOME/openwop-memory)."
+            " With --no-dry-run: apply exactly that plan, or refuse if the project changed since."
+        ),
+    ),
 ]
 
 # Piped or captured output is not cut at rich's 80-column fallback (COLUMNS still wins when set).
@@ -182,23 +214,27 @@ def parse_now(value: str | None) -> datetime:
         ) from None
 
 
-def read_config(path: Path | None) -> RetentionConfig:
+def read_config(path: Path | None) -> ConfigChoice:
+    """`--config`, else ./config.yaml, else the bundled defaults; a bad file is one line and exit 2."""
     try:
-        return load_config(path)
+        return choose_config(path)
+    except ConfigFileError as exc:
+        fail(f"cannot use retention config: {exc}")
     except RetentionConfigError as exc:
-        fail(f"invalid retention config{f' {path}' if path else ''}: {exc}")
+        shown = path if path is not None else Path.cwd() / "config.yaml"
+        fail(f"invalid retention config {shown}: {exc}")
 
 
-def branch_options(repo: Path | None, mainline: str | None) -> dict[str, Any]:
-    """`run_retention(branches=...)` from a read-only look at `repo`; no `--repo`: no branch cleanup."""
+def read_branches(repo: Path | None, mainline: str | None) -> BranchState | None:
+    """The branch state for branch cleanup from a read-only look at `repo`; no `--repo`: None."""
     if repo is None:
         if mainline is not None:
             raise typer.BadParameter("needs --repo", param_hint="--mainline")
-        return {}
+        return None
     from reference_host.retention.gitstate import GitStateError, read_branch_state
 
     try:
-        return {"branches": read_branch_state(repo, mainline=mainline)}
+        return read_branch_state(repo, mainline=mainline)
     except GitStateError as exc:
         fail(f"cannot read Git branches: {exc}")
 
@@ -295,37 +331,117 @@ def show_compaction(compaction: dict[str, Any]) -> None:
         out.print(excluded)
 
 
-def dry_run_notice(command: str, as_json: bool) -> None:
-    """Said on stderr with --json, so stdout stays one JSON document."""
+def say(console: Console, text: str) -> None:
+    """One line as is: no markup, no highlighting, never wrapped into two (a command stays copyable)."""
+    console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+
+def command_line(*words: str) -> str:
+    """`memory WORDS`, quoted for a POSIX shell: what a person copies must run as printed."""
+    return shlex.join(["memory", *words])
+
+
+def dry_run_notice(
+    apply_line: str, as_json: bool, *, saved: Path | None = None, notes: Iterable[str] = ()
+) -> None:
+    """How to apply what a dry run showed: the command on a line of its own (on stderr with --json,
+    so stdout stays one JSON document). `saved`: the plan file the command applies."""
     console = err if as_json else out
-    console.print(
-        f"DRY RUN: nothing was changed. To apply, repeat with --no-dry-run: {command} --no-dry-run",
-        markup=False,
-        soft_wrap=True,
-    )
+    if saved is None:
+        say(console, "DRY RUN: nothing was changed. To apply it, run:")
+    else:
+        say(console, f"DRY RUN: nothing was changed. The plan is saved in {saved}.")
+        say(console, "To apply exactly these transitions (refused if the project changed first), run:")
+    say(console, f"  {apply_line}")
+    for note in notes:
+        say(console, note)
+
+
+def rule_notes(config: RetentionConfig, repo: Path | str | None, branches: BranchState | None) -> list[str]:
+    """Each rule that will not run, and why; where branch cleanup reads its branches when it does.
+
+    Why: a rule the config enables but that cannot run (branch cleanup without a repository) used to
+    be silent, so an operator could not tell "nothing due" from "never looked" (issue 24).
+    """
+    if not config.enabled:
+        return ["Not run: every rule (memory_retention.enabled: false)"]
+    notes = []
+    if not config.compaction.enabled:
+        notes.append("Not run: compaction (memory_retention.compaction.enabled: false)")
+    if not config.branch_cleanup.enabled:
+        notes.append("Not run: branch_cleanup (memory_retention.branch_cleanup.enabled: false)")
+    elif branches is None:
+        notes.append(
+            "Not run: branch_cleanup (enabled, but no --repo: it needs the Git repository to tell"
+            " deleted and merged branches)"
+        )
+    else:
+        notes.append(f"Branches: {repo} (mainline {branches.mainline}; read-only)")
+    return notes
+
+
+def show_lines(lines: Iterable[str], as_json: bool) -> None:
+    console = err if as_json else out
+    for line in lines:
+        say(console, line)
+
+
+def shown_url(url: str) -> str:
+    """A database URL as a plan file records it and a message shows it: a SQLite file as an absolute
+    path (the plan then applies from any folder), a password as ***."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except sa.exc.ArgumentError:
+        fail(f"not a database URL: {url!r}")
+    path = _sqlite_file(parsed)
+    if path is not None:
+        parsed = parsed.set(database=str(path.absolute()))
+    return parsed.render_as_string(hide_password=True)
+
+
+def _has_password(url: str) -> bool:
+    try:
+        return sa.engine.make_url(url).password is not None
+    except sa.exc.ArgumentError:
+        return False
+
+
+_PASSWORD_NOTE = (
+    "The database URL's password is not printed: set OPENWOP_DATABASE_URL to the URL before running it."
+)
+# Options that shape what `restore` and `archive` do, as a person types them again.
+_FLAGS = {"database_url": "--database-url", "tenant": "--tenant", "now": "--now", "reason": "--reason"}
+
+
+def reproduced(values: dict[str, Any], typed: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The options of `values` the user typed, to type again, and notes. Never a secret: a database
+    URL with a password is left to OPENWOP_DATABASE_URL, and a note says so. (An option set by its
+    environment variable needs nothing: the same shell still has it.)"""
+    args: list[str] = []
+    notes: list[str] = []
+    for name in typed:
+        value = values.get(name)
+        if name not in _FLAGS or value is None:
+            continue
+        if name == "database_url" and _has_password(value):
+            notes.append(_PASSWORD_NOTE)
+            continue
+        args.append(f"{_FLAGS[name]}={value}")
+    return args, notes
+
+
+def _sources(context: typer.Context, names: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """Which of `names` the user set on the command line, and which by environment variable."""
+    found = {name: getattr(context.get_parameter_source(name), "name", None) for name in names}
+    typed = frozenset(n for n, source in found.items() if source == "COMMANDLINE")
+    from_env = frozenset(n for n, source in found.items() if source == "ENVIRONMENT")
+    return typed, from_env
 
 
 # -- commands ----------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Target:
-    """What status, report and run act on: the shared parameters, resolved (see `project_command`)."""
-
-    engine: sa.Engine
-    tenant: str
-    project: str
-    now: datetime
-    config: RetentionConfig
-    branches: dict[str, Any]  # `run_retention(branches=...)`; empty without --repo
-    as_json: bool
-
-    def scope(self) -> dict[str, Any]:
-        """The keyword arguments `run_retention`, `retention_status` and `compaction_report` share."""
-        return {"tenant_id": self.tenant, "project": self.project, "now": self.now, "config": self.config}
-
-
-def resolve_target(
+def _shared(
     project: ProjectArg,
     database_url: DatabaseOpt = None,
     tenant: TenantOpt = "default",
@@ -334,46 +450,97 @@ def resolve_target(
     repo: RepoOpt = None,
     mainline: MainlineOpt = None,
     as_json: JsonOpt = False,
-    *,
-    missing: Missing = Missing.EMPTY,
-) -> Target:
-    """The parameters status, report and run share, declared once and resolved in one order: Git
-    first, then `--now` and the config (argument errors need no database), then the database.
-    `missing` (keyword-only, not an option) is what an absent SQLite file means to the command."""
-    branches = branch_options(repo, mainline)
-    moment = parse_now(now)
-    settings = read_config(config)
-    engine = open_database(database_url, missing)
-    return Target(engine, tenant, project, moment, settings, branches, as_json)
+) -> None:
+    """The parameters status, report and run share: only their signature is used (`project_command`)."""
 
 
-def project_command(
-    name: str, *, writes: Callable[[dict[str, Any]], bool] = lambda _options: False
-) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """Register `command(target, **own_options)` as `memory retention <name> <project> [OPTIONS]`.
+@dataclass(frozen=True)
+class Options:
+    """The shared parameters as given; `typed` / `from_env`: those the user set, and how."""
+
+    project: str
+    database_url: str | None
+    tenant: str
+    now: str | None
+    config: Path | None
+    repo: Path | None
+    mainline: str | None
+    as_json: bool
+    typed: frozenset[str] = frozenset()
+    from_env: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Target:
+    """What status, report and run act on: the shared parameters, resolved (`resolve_target`)."""
+
+    engine: sa.Engine
+    tenant: str
+    project: str
+    now: datetime
+    config: RetentionConfig
+    branches: BranchState | None  # None: no --repo, no branch cleanup
+    as_json: bool
+    database: str  # the URL opened (before a missing SQLite file is read as empty)
+    choice: ConfigChoice
+    repo: Path | None
+    context: tuple[str, ...] = field(default=())  # the config used and the rules that will not run
+
+    def scope(self) -> dict[str, Any]:
+        """The keyword arguments `run_retention`, `retention_status` and `compaction_report` share."""
+        return {"tenant_id": self.tenant, "project": self.project, "now": self.now, "config": self.config}
+
+    def branch_options(self) -> dict[str, Any]:
+        """`run_retention(branches=...)`; empty without --repo."""
+        return {} if self.branches is None else {"branches": self.branches}
+
+
+def resolve_target(options: Options, missing: Missing) -> Target:
+    """Resolve in one order: Git first, then `--now` and the config (argument errors need no
+    database), then the database. `missing` is what an absent SQLite file means to the command."""
+    branches = read_branches(options.repo, options.mainline)
+    moment = parse_now(options.now)
+    choice = read_config(options.config)
+    database = options.database_url or default_database_url()
+    engine = open_database(database, missing)
+    repo = options.repo.absolute() if options.repo is not None else None
+    context = (f"Config: {choice.describe()}", *rule_notes(choice.config, repo, branches))
+    return Target(
+        engine,
+        options.tenant,
+        options.project,
+        moment,
+        choice.config,
+        branches,
+        options.as_json,
+        database,
+        choice,
+        repo,
+        context,
+    )
+
+
+def project_command(name: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """Register `command(options, **own_options)` as `memory retention <name> <project> [OPTIONS]`.
 
     Why: Typer reads a command's parameters from its signature and has no option groups, so status,
-    report and run would each spell out, and resolve, the same eight. The signature Typer sees is the
-    project argument, the command's own options, then `resolve_target`'s options (the `--help` order).
-    `writes(own_options)` says whether this invocation changes rows: then a missing database is an
-    error; otherwise it reads as an empty project.
+    report and run would each spell out the same eight. The signature Typer sees is the project
+    argument, the command's own options, then `_shared`'s options (the `--help` order); the command
+    gets them as `Options`, with which ones the user set, and resolves them itself (`resolve_target`).
     """
-    project_arg, *shared = (
-        p
-        for p in inspect.signature(resolve_target, eval_str=True).parameters.values()
-        if p.kind is not inspect.Parameter.KEYWORD_ONLY
-    )
+    project_arg, *shared = inspect.signature(_shared, eval_str=True).parameters.values()
 
     def register(command: Callable[..., None]) -> Callable[..., None]:
         _, *own = inspect.signature(command, eval_str=True).parameters.values()
 
-        def invoke(**values: Any) -> None:
-            resolved = {p.name: values.pop(p.name) for p in (project_arg, *shared)}
-            missing = Missing.REFUSE if writes(values) else Missing.EMPTY
-            target = resolve_target(**resolved, missing=missing)
-            command(target, **values)
+        def invoke(ctx: typer.Context, **values: Any) -> None:
+            given = {p.name: values.pop(p.name) for p in (project_arg, *shared)}
+            typed, from_env = _sources(ctx, given)
+            command(Options(**given, typed=typed, from_env=from_env), **values)
 
-        invoke.__signature__ = inspect.Signature([project_arg, *own, *shared])  # type: ignore[attr-defined]
+        context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+        signature = inspect.Signature([context, project_arg, *own, *shared])
+        invoke.__signature__ = signature  # type: ignore[attr-defined]
         invoke.__doc__ = command.__doc__
         retention_app.command(name)(invoke)
         return command
@@ -382,11 +549,13 @@ def project_command(
 
 
 @project_command("status")
-def status_command(target: Target) -> None:
+def status_command(options: Options) -> None:
     """Lifecycle counts by status and kind, and what a run now would do (read-only)."""
     from reference_host.retention.diagnostics import retention_status
 
-    status = retention_status(target.engine, **target.scope(), **target.branches)
+    target = resolve_target(options, Missing.EMPTY)
+    status = retention_status(target.engine, **target.scope(), **target.branch_options())
+    show_lines(target.context, target.as_json)
     if target.as_json:
         print_json(status)
     else:
@@ -394,64 +563,243 @@ def status_command(target: Target) -> None:
 
 
 @project_command("report")
-def report_command(target: Target) -> None:
+def report_command(options: Options) -> None:
     """Compaction groups and exclusions, plus every transition a run now would make (read-only)."""
     from reference_host.retention.diagnostics import compaction_report
     from reference_host.retention.engine import run_retention
     from reference_host.retention.report import report_to_wire
 
+    target = resolve_target(options, Missing.EMPTY)
     compaction = compaction_report(target.engine, **target.scope())
-    pending = report_to_wire(run_retention(target.engine, **target.scope(), dry_run=True, **target.branches))
+    pending = run_retention(target.engine, **target.scope(), dry_run=True, **target.branch_options())
+    show_lines(target.context, target.as_json)
     if target.as_json:
-        print_json({"compactionReport": compaction, "pendingRun": pending})
+        print_json({"compactionReport": compaction, "pendingRun": report_to_wire(pending)})
         return
     show_compaction(compaction)
-    show_transitions(pending, "Pending transitions (dry run)")
+    show_transitions(report_to_wire(pending), "Pending transitions (dry run)")
 
 
-def _apply_or_fail(action: Callable[[], Any]) -> Any:
-    from reference_host.retention.engine import RestoreError, RetentionConflict
+def _apply_or_fail(action: Callable[[], Any], explain: Callable[[Exception], str] = str) -> Any:
+    """The engine's refusals as one line and exit 1; `explain` may add where to look."""
+    from reference_host.retention.engine import ArchiveError, RestoreError, RetentionConflict
 
     try:
         return action()
-    except (RestoreError, RetentionConflict) as exc:
-        fail(str(exc), code=1)
+    except (RestoreError, ArchiveError, RetentionConflict) as exc:
+        fail(explain(exc), code=1)
 
 
-def show_outcome(
-    report: RetentionReport, what: str, command: str, *, tenant: str, as_json: bool, counts: bool
-) -> None:
-    """A run's or a restore's report: the wire JSON, or a heading and the transitions (and the
-    counts); after a dry run, how to apply it. One place, so run and restore read alike."""
+def show_outcome(report: RetentionReport, what: str, *, tenant: str, as_json: bool, counts: bool) -> None:
+    """A run's, a restore's or an archival's report: the wire JSON, or a heading and the transitions
+    (and the counts). One place, so they read alike."""
     from reference_host.retention.report import report_to_wire
 
     wire = report_to_wire(report)
     if as_json:
         print_json(wire)
-    else:
-        heading = f"{what} (DRY RUN)" if report.dry_run else f"{what} (applied)"
-        out.print(f"{heading}: project {report.project!r} (tenant {tenant!r}) at {wire['now']}")
-        show_transitions(wire, "Transitions")
-        if counts:
-            show_counts("Counts", wire["counts"])
-    if report.dry_run:
-        dry_run_notice(command, as_json)
+        return
+    heading = f"{what} (DRY RUN)" if report.dry_run else f"{what} (applied)"
+    out.print(f"{heading}: project {report.project!r} (tenant {tenant!r}) at {wire['now']}")
+    show_transitions(wire, "Transitions")
+    if counts:
+        show_counts("Counts", wire["counts"])
 
 
-@project_command("run", writes=lambda options: not options["dry_run"])
-def run_command(target: Target, dry_run: DryRunOpt = True) -> None:
-    """Run retention on one project: a dry run unless --no-dry-run."""
+@project_command("run")
+def run_command(options: Options, dry_run: DryRunOpt = True, plan: PlanOpt = None) -> None:
+    """Run retention on one project: a dry run unless --no-dry-run. A dry run saves its plan and
+    prints the command that applies exactly it (--no-dry-run --plan FILE)."""
     from reference_host.retention.engine import run_retention
+    from reference_host.retention.planfile import PlanDigest
+    from reference_host.retention.policies import RetentionPolicies
+
+    if plan is not None and not dry_run:
+        apply_plan(options, plan)
+        return
+    target = resolve_target(options, Missing.EMPTY if dry_run else Missing.REFUSE)
+    digests = PlanDigest()
+    report = _apply_or_fail(
+        lambda: run_retention(
+            target.engine,
+            **target.scope(),
+            dry_run=dry_run,
+            **target.branch_options(),
+            policies=RetentionPolicies(run=digests),
+        )
+    )
+    show_lines(target.context, target.as_json)
+    show_outcome(report, "Retention run", tenant=target.tenant, as_json=target.as_json, counts=True)
+    if report.dry_run:
+        offer_plan(target, report, digests.digest_of(report), plan)
+
+
+def offer_plan(target: Target, report: RetentionReport, digest: str, path: Path | None) -> None:
+    """Save what the dry run listed as a plan file and print the command that applies exactly it."""
+    from reference_host.retention.config import config_document
+    from reference_host.retention.planfile import RecordedPlan, default_plan_path, listed, write_plan
+
+    if not report.transitions:
+        say(err if target.as_json else out, "DRY RUN: nothing was changed, and nothing is due: no plan.")
+        return
+    branches = target.branches
+    recorded = RecordedPlan(
+        project=target.project,
+        tenant=target.tenant,
+        database=shown_url(target.database),
+        now=report.now,
+        config_source=target.choice.describe(),
+        config_path=str(target.choice.path) if target.choice.path is not None else None,
+        config_document=config_document(target.config),
+        repo=str(target.repo) if branches is not None else None,
+        mainline=branches.mainline if branches is not None else None,
+        branches=branches.to_wire() if branches is not None else None,
+        digest=digest,
+        report=listed(report),
+    )
+    where = (path if path is not None else default_plan_path(recorded)).absolute()
+    try:
+        write_plan(recorded, where)
+    except OSError as exc:
+        fail(f"cannot write the plan file {where}: {exc.strerror or exc} (--plan FILE saves it elsewhere)")
+    notes = [_PASSWORD_NOTE] if _has_password(recorded.database) else []
+    line = command_line("retention", "run", target.project, "--no-dry-run", "--plan", str(where))
+    dry_run_notice(line, target.as_json, saved=where, notes=notes)
+
+
+def apply_plan(options: Options, path: Path) -> None:
+    """`run --no-dry-run --plan FILE`: re-plan from the recorded options at the recorded `now` and
+    apply only if the fresh plan is the recorded one (planfile.PlanDigest), else refuse (exit 1)."""
+    from reference_host.retention.engine import run_retention
+    from reference_host.retention.planfile import PlanDigest, PlanFileError, read_plan
+    from reference_host.retention.policies import RetentionPolicies
+
+    given = options.typed | options.from_env
+    for name in ("config", "repo", "mainline", "now"):
+        if name in given:
+            flag = f"--{name}"
+            raise typer.BadParameter(
+                "not with --plan: the plan file records what its dry run used", param_hint=flag
+            )
+    try:
+        recorded = read_plan(path)
+    except PlanFileError as exc:
+        fail(str(exc))
+    if recorded.project != options.project:
+        fail(f"{path} is a plan of project {recorded.project!r}, not {options.project!r}")
+    if "tenant" in given and options.tenant != recorded.tenant:
+        fail(f"{path} is a plan of tenant {recorded.tenant!r}, not {options.tenant!r}")
+    database = plan_database(options, recorded, path)
+    config = recorded.config()
+    branches = read_branches(Path(recorded.repo), recorded.mainline) if recorded.repo else None
+    engine = open_database(database, Missing.REFUSE)
+    guard = PlanDigest(expected=recorded, again=new_dry_run(recorded))
+    report = _apply_or_fail(
+        lambda: run_retention(
+            engine,
+            tenant_id=recorded.tenant,
+            project=recorded.project,
+            now=from_wire(recorded.now),
+            config=config,
+            dry_run=False,
+            branches=branches,
+            policies=RetentionPolicies(run=guard),
+        )
+    )
+    context = [
+        f"Plan: {path.absolute()} (its dry run's time: {recorded.now})",
+        f"Config: recorded in the plan; its dry run used {recorded.config_source}",
+        *rule_notes(config, recorded.repo, branches),
+    ]
+    show_lines(context, options.as_json)
+    show_outcome(report, "Retention run", tenant=recorded.tenant, as_json=options.as_json, counts=True)
+
+
+def new_dry_run(recorded: RecordedPlan) -> str:
+    """The dry run to make again after a refusal: the plan's options but `now` (it is a new plan)."""
+    words = ["retention", "run", recorded.project]
+    if recorded.config_path is not None:
+        words += ["--config", recorded.config_path]
+    if recorded.repo is not None:
+        words += ["--repo", recorded.repo, "--mainline", str(recorded.mainline)]
+    if not _has_password(recorded.database):
+        words.append(f"--database-url={recorded.database}")
+    if recorded.tenant != "default":
+        words.append(f"--tenant={recorded.tenant}")
+    return command_line(*words)
+
+
+def plan_database(options: Options, recorded: RecordedPlan, path: Path) -> str:
+    """The database a plan applies to: the recorded one. A URL given anyway must name the same one;
+    a recorded URL whose password was left out must be given again."""
+    if "database_url" in options.typed | options.from_env and options.database_url is not None:
+        if shown_url(options.database_url) != recorded.database:
+            fail(f"{path} is a plan of database {recorded.database}, not {shown_url(options.database_url)}")
+        return options.database_url
+    if _has_password(recorded.database):
+        fail(
+            f"{path} is a plan of database {recorded.database}, whose password a plan file does not"
+            " keep: give the URL with --database-url or OPENWOP_DATABASE_URL"
+        )
+    return recorded.database
+
+
+def _status_of(engine: sa.Engine, tenant: str, project: str, memory_id: str) -> str | None:
+    """A memory's status, for a refusal's explanation (None: no such memory in the project)."""
+    from reference_host.tables import lifecycle_memories as memories
+
+    with engine.connect() as conn:
+        return conn.execute(
+            sa.select(memories.c.status).where(
+                memories.c.tenant_id == tenant, memories.c.project == project, memories.c.id == memory_id
+            )
+        ).scalar()
+
+
+def _single_memory(
+    ctx: typer.Context,
+    command: str,
+    project: str,
+    memory_id: str,
+    values: dict[str, Any],
+    action: Callable[..., RetentionReport],
+    explain: Callable[[Exception, str | None, list[str]], str],
+) -> None:
+    """restore and archive: one memory, a dry run unless --no-dry-run, then the apply line."""
+    typed, _ = _sources(ctx, values)
+    moment = parse_now(values["now"])
+    engine = open_database(values["database_url"])
+    where, _notes = reproduced(values, [n for n in ("database_url", "tenant") if n in typed])
+
+    def refusal(exc: Exception) -> str:
+        return explain(exc, _status_of(engine, values["tenant"], project, memory_id), where)
 
     report = _apply_or_fail(
-        lambda: run_retention(target.engine, **target.scope(), dry_run=dry_run, **target.branches)
+        lambda: action(
+            engine,
+            tenant_id=values["tenant"],
+            project=project,
+            memory_id=memory_id,
+            now=moment,
+            dry_run=values["dry_run"],
+        ),
+        refusal,
     )
-    command = f"memory retention run {target.project}"
-    show_outcome(report, "Retention run", command, tenant=target.tenant, as_json=target.as_json, counts=True)
+    what = {"restore": "Restore", "archive": "Manual archival"}[command]
+    show_outcome(report, what, tenant=values["tenant"], as_json=values["as_json"], counts=False)
+    if report.dry_run:
+        args, notes = reproduced(values, sorted(typed))
+        line = command_line("retention", command, project, memory_id, "--no-dry-run", *args)
+        dry_run_notice(line, values["as_json"], notes=notes)
+
+
+def _listing(project: str, where: list[str]) -> str:
+    return f"`{command_line('export', project, *where)}` lists each memory's status"
 
 
 @retention_app.command("restore")
 def restore_command(
+    ctx: typer.Context,
     project: ProjectArg,
     memory_id: Annotated[str, typer.Argument(help="Id of the archived memory.")],
     dry_run: DryRunOpt = True,
@@ -463,15 +811,70 @@ def restore_command(
     """Return an archived memory to the status it had when archived: a dry run unless --no-dry-run."""
     from reference_host.retention.engine import restore
 
-    moment = parse_now(now)
-    engine = open_database(database_url)
-    report = _apply_or_fail(
-        lambda: restore(
-            engine, tenant_id=tenant, project=project, memory_id=memory_id, now=moment, dry_run=dry_run
-        )
-    )
-    command = f"memory retention restore {project} {memory_id}"
-    show_outcome(report, "Restore", command, tenant=tenant, as_json=as_json, counts=False)
+    def explain(exc: Exception, status: str | None, where: list[str]) -> str:
+        if status is None:
+            return f"{exc} ({_listing(project, where)})"
+        if status in RESTORABLE:  # it could be archived: that may be what the operator is after
+            archive = command_line("retention", "archive", project, memory_id, *where)
+            return (
+                f"{exc}: restore only returns an archived memory to its earlier status."
+                f" To archive it by hand: {archive}"
+            )
+        if status != Status.ARCHIVED:
+            return f"{exc}: only an archived memory can be restored ({_listing(project, where)})"
+        return str(exc)
+
+    values = {
+        "database_url": database_url,
+        "tenant": tenant,
+        "now": now,
+        "dry_run": dry_run,
+        "as_json": as_json,
+    }
+    _single_memory(ctx, "restore", project, memory_id, values, restore, explain)
+
+
+@retention_app.command("archive")
+def archive_command(
+    ctx: typer.Context,
+    project: ProjectArg,
+    memory_id: Annotated[str, typer.Argument(help="Id of the memory: active, stale or superseded.")],
+    dry_run: DryRunOpt = True,
+    reason: Annotated[
+        str | None,
+        typer.Option("--reason", help="Why (recorded as archived_reason); default: archived by hand."),
+    ] = None,
+    database_url: DatabaseOpt = None,
+    tenant: TenantOpt = "default",
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Archive one memory by hand, protected types too: a dry run unless --no-dry-run.
+
+    The document's "manual archival"; `memory retention restore` returns it to its earlier status.
+    """
+    from functools import partial
+
+    from reference_host.retention.engine import archive
+
+    if reason is not None and not reason.strip():
+        raise typer.BadParameter("must not be empty", param_hint="--reason")
+
+    def explain(exc: Exception, status: str | None, where: list[str]) -> str:
+        if status == Status.ARCHIVED:
+            restore = command_line("retention", "restore", project, memory_id, *where)
+            return f"{exc}; {restore} returns it to its earlier status"
+        return f"{exc} ({_listing(project, where)})"
+
+    values = {
+        "database_url": database_url,
+        "tenant": tenant,
+        "now": now,
+        "reason": reason,
+        "dry_run": dry_run,
+        "as_json": as_json,
+    }
+    _single_memory(ctx, "archive", project, memory_id, values, partial(archive, reason=reason), explain)
 
 
 @app.command("import")
@@ -610,10 +1013,17 @@ def mcp_command(
             "the working directory's name is no project name; give one", param_hint="--project"
         )
     fixed = parse_now(now) if now is not None else None
-    settings = read_config(config)
+    choice = read_config(config)  # the same discovery as every other command: ./config.yaml too
     engine = open_database(database_url)
     clock: Callable[[], datetime] = (lambda: fixed) if fixed is not None else system_clock
-    serve_stdio(engine, tenant_id=tenant, project=project, config=settings, clock=clock)
+    serve_stdio(
+        engine,
+        tenant_id=tenant,
+        project=project,
+        config=choice.config,
+        clock=clock,
+        config_source=choice.describe(),
+    )
 
 
 def main() -> None:

@@ -25,6 +25,17 @@ class RetentionConfigError(ValueError):
         self.key = key
 
 
+class ConfigFileError(RetentionConfigError):
+    """The file itself: unreadable, or not YAML. No key to name, so the message is the problem alone."""
+
+    def __init__(self, problem: str) -> None:
+        ValueError.__init__(self, problem)
+        self.key = FILE_KEY
+
+
+FILE_KEY = "<file>"  # `.key` of a ConfigFileError (never shown: its message names the file)
+
+
 @dataclass(frozen=True)
 class CompactionConfig:
     enabled: bool = True
@@ -143,18 +154,73 @@ def parse_config(document: Any) -> RetentionConfig:
     )
 
 
-def load_config(path: Path | str | None = None) -> RetentionConfig:
-    """Read `path` (default: the bundled config.yaml, i.e. the document's defaults)."""
-    source = Path(path) if path is not None else DEFAULT_CONFIG_PATH
+def read_document(source: Path) -> Any:
+    """The parsed YAML of `source`; a `ConfigFileError` (one line) when it cannot be read or parsed."""
     try:
         text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RetentionConfigError("<file>", f"cannot read {source}: {exc.strerror}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigFileError(f"cannot read {source}: {reason}") from None
     try:
-        document = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise RetentionConfigError("<file>", f"not valid YAML: {exc}") from None
-    return parse_config(document)
+        raise ConfigFileError(f"{source} is not valid YAML{_where(exc)}") from None
+
+
+def _where(exc: yaml.YAMLError) -> str:
+    """`at line L, column C: problem` from PyYAML's multi-line message, on one line."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    place = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{place}: {problem}" if problem else place
+
+
+def load_config(path: Path | str | None = None) -> RetentionConfig:
+    """Read `path` (default: the bundled config.yaml, i.e. the document's defaults)."""
+    return parse_config(read_document(Path(path) if path is not None else DEFAULT_CONFIG_PATH))
+
+
+CONFIG_FILE_NAME = "config.yaml"  # the document's name for it, looked for in the working folder
+SECTION = "memory_retention"
+
+
+@dataclass(frozen=True)
+class ConfigChoice:
+    """The config a command uses, and where it came from: every command names it (issue 24)."""
+
+    config: RetentionConfig
+    path: Path | None  # None: the bundled defaults
+    origin: str  # "--config", "working folder" or "bundled"
+    passed_over: str | None = None  # a config.yaml found but not used, and why
+
+    def describe(self) -> str:
+        """One phrase for `config: ...`."""
+        if self.origin == "--config":
+            return f"{self.path} (--config)"
+        if self.origin == "working folder":
+            return f"{self.path} (config.yaml in the working folder)"
+        why = self.passed_over or f"no {CONFIG_FILE_NAME} in the working folder"
+        return f"the bundled defaults (the document's; {why})"
+
+
+def choose_config(explicit: Path | None, folder: Path | None = None) -> ConfigChoice:
+    """`--config` when given; else `config.yaml` of `folder` (default: the working folder) when it has
+    a `memory_retention` section; else the bundled defaults (the document's).
+
+    Why a found file without that section is passed over (and said so) rather than refused: a
+    `config.yaml` of some other tool in the folder must not stop every `memory` command. A file that
+    has the section is validated as strictly as a `--config` one.
+    """
+    if explicit is not None:
+        return ConfigChoice(load_config(explicit), explicit.resolve(), "--config")
+    found = (folder or Path.cwd()) / CONFIG_FILE_NAME
+    if not found.is_file():
+        return ConfigChoice(load_config(), None, "bundled")
+    document = read_document(found)
+    if not isinstance(document, dict) or SECTION not in document:
+        why = f"{found.resolve()} has no {SECTION} section, so it is not a retention config"
+        return ConfigChoice(load_config(), None, "bundled", passed_over=why)
+    return ConfigChoice(parse_config(document), found.resolve(), "working folder")
 
 
 def config_document(config: RetentionConfig) -> dict[str, Any]:

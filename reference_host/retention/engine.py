@@ -76,6 +76,7 @@ __all__ = [
     "RetentionConflict",
     "RetentionRunInProgress",
     "apply_plan",
+    "archive",
     "group_key",
     "load_project",
     "must_not_compact",
@@ -793,6 +794,73 @@ def _restore_in(
     stamp = to_wire(now)
     reason = f"restored to {previous} (archived at {current['archived_at']}: {current['archived_reason']})"
     policy.move(plan, current, previous, reason, policy.cleared(stamp))
+    if not dry_run:
+        _apply(conn, plan, tenant_id, project, uuid.uuid4().hex, policies.run)
+    return plan.report
+
+
+RULE_MANUAL_ARCHIVE = "manual_archive"
+MANUAL_ARCHIVE_REASON = "archived by hand (memory retention archive)"
+
+
+class ArchiveError(ValueError):
+    """The memory does not exist in this project, or its status has no edge into `archived`."""
+
+
+def archive(
+    engine: sa.Engine,
+    *,
+    tenant_id: str,
+    project: str,
+    memory_id: str,
+    now: datetime,
+    reason: str | None = None,
+    dry_run: bool = True,
+    policies: RetentionPolicies = _PRODUCTION,
+) -> RetentionReport:
+    """Archive one memory by hand ("Manual archival remains possible"): active, stale or superseded
+    -> archived, protected types included (they are exempt from *automatic* transitions only).
+
+    It records `previous_status` like every archival, so `restore` reverses it. A real archival
+    holds the project's lock, like a real run or restore.
+    """
+    return _serialised(
+        engine,
+        tenant_id,
+        project,
+        not dry_run,
+        lambda conn: _archive_in(conn, tenant_id, project, memory_id, now, reason, dry_run, policies),
+    )
+
+
+def _archive_in(
+    conn: sa.Connection,
+    tenant_id: str,
+    project: str,
+    memory_id: str,
+    now: datetime,
+    reason: str | None,
+    dry_run: bool,
+    policies: RetentionPolicies,
+) -> RetentionReport:
+    """One attempt at a manual archival, inside the caller's transaction."""
+    plan = Plan(RetentionReport(tenant_id, project, to_wire(now), dry_run))
+    row = conn.execute(
+        sa.select(memories).where(policies.run.scope(tenant_id, project), memories.c.id == memory_id)
+    ).first()
+    if row is None:
+        raise ArchiveError(f"no memory {memory_id!r} in project {project!r}")
+    current = dict(row._mapping)
+    if current["status"] == Status.ARCHIVED:
+        raise ArchiveError(f"memory {memory_id!r} is already archived (at {current['archived_at']})")
+    if current["status"] not in RESTORABLE:  # exactly the statuses with an edge into `archived`
+        raise ArchiveError(
+            f"memory {memory_id!r} is {current['status']}: only active, stale or superseded memories"
+            " can be archived"
+        )
+    why = reason or MANUAL_ARCHIVE_REASON
+    stamp = to_wire(now)
+    plan.move(current, Status.ARCHIVED, RULE_MANUAL_ARCHIVE, why, archive_values(current, stamp, why))
     if not dry_run:
         _apply(conn, plan, tenant_id, project, uuid.uuid4().hex, policies.run)
     return plan.report

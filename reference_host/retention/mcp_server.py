@@ -6,6 +6,8 @@
 Why "current" is fixed at start: an MCP client (an IDE agent) starts one server per workspace, so the
 project is a start-up argument, not part of the URI. Each read computes the document afresh at the
 clock's `now`. stdout carries only the protocol: the SDK logs to stderr, and this module prints nothing.
+The server reports the package's version, and `memory mcp` finds its config as every `memory` command
+does (`--config`, else `./config.yaml`), so a resource never disagrees with the CLI in the same folder.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 import sqlalchemy as sa
 from mcp.server.mcpserver import MCPServer
 
+from reference_host import __version__
 from reference_host.retention.config import RetentionConfig
 from reference_host.retention.diagnostics import compaction_report, retention_status
 
@@ -51,11 +54,15 @@ def build_server(
     project: str,
     config: RetentionConfig,
     clock: Callable[[], datetime],
+    config_source: str = "the caller's",
 ) -> MCPServer:
-    """An MCPServer exposing the two read-only resources of `project` (nothing else: no tools)."""
+    """An MCPServer exposing the two read-only resources of `project` (nothing else: no tools).
+
+    `config_source` says where `config` came from (ConfigChoice.describe()), in the instructions."""
     server: MCPServer = MCPServer(
         name="openwop-memory-retention",
-        instructions=f"Read-only retention diagnostics of project {project!r}.",
+        version=__version__,
+        instructions=f"Read-only retention diagnostics of project {project!r}; config: {config_source}.",
         log_level="WARNING",
     )
 
@@ -82,6 +89,10 @@ def serve_stdio(
     project: str,
     config: RetentionConfig,
     clock: Callable[[], datetime],
+    config_source: str = "the caller's",
 ) -> None:
     """Serve until the client closes stdin."""
-    build_server(engine, tenant_id=tenant_id, project=project, config=config, clock=clock).run("stdio")
+    server = build_server(
+        engine, tenant_id=tenant_id, project=project, config=config, clock=clock, config_source=config_source
+    )
+    server.run("stdio")

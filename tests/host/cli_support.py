@@ -8,7 +8,8 @@ stdout, stderr (typer's runner always keeps the two apart).
 
 What a fresh process reset and the runner does not, `memory(...)` resets itself:
 - the environment: the child saw the test's environment minus every OPENWOP_* variable, plus
-  COLUMNS=220 and the test's own variables (set for the call, restored after);
+  COLUMNS=220, XDG_STATE_HOME (a temporary folder: a dry run's plan files never land in the home
+  directory) and the test's own variables (set for the call, restored after);
 - the working directory (`cwd=`), restored after;
 - the two Rich consoles, built at import time: rich fixes their width (from COLUMNS then) and colour
   system (from whether stdout was a terminal then). A fresh process built them with COLUMNS=220 and
@@ -22,12 +23,14 @@ What a fresh process reset and the runner does not, `memory(...)` resets itself:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +41,9 @@ from reference_host.retention import cli
 
 MEMORY = shutil.which("memory", path=str(Path(sys.executable).parent))
 COLUMNS = 220  # wide enough that no table the tests read wraps
+# Where `memory retention run` saves plan files ($XDG_STATE_HOME) in the tests: never the home directory.
+STATE_HOME = Path(tempfile.mkdtemp(prefix="memory-state-"))
+atexit.register(shutil.rmtree, STATE_HOME, ignore_errors=True)
 
 
 @dataclass
@@ -55,6 +61,7 @@ def child_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     return {
         **{k: v for k, v in os.environ.items() if not k.startswith("OPENWOP_")},
         "COLUMNS": str(COLUMNS),
+        "XDG_STATE_HOME": str(STATE_HOME),
         **(env or {}),
     }
 
@@ -110,7 +117,7 @@ def memory(
 ) -> Done:
     """`memory ARGS` in this process: the real CLI code and database, answering as `memory_process`."""
     overrides: dict[str, str | None] = {k: None for k in os.environ if k.startswith("OPENWOP_")}
-    overrides.update({"COLUMNS": str(COLUMNS), **(env or {})})
+    overrides.update({"COLUMNS": str(COLUMNS), "XDG_STATE_HOME": str(STATE_HOME), **(env or {})})
     with _as_a_fresh_process_builds_them(), _working_directory(cwd):
         try:
             result = CliRunner().invoke(

@@ -5,7 +5,9 @@ CliRunner (tests/host/cli_support.py says what it resets that a fresh process wo
 fixed: time is an input.
 """
 
+import json
 import re
+import shlex
 
 import pytest
 from cli_support import Done, memory
@@ -30,8 +32,8 @@ def url_of(db) -> str:
     return db.url.render_as_string(hide_password=False)
 
 
-def retention(db, command: str, *args: str) -> Done:
-    return memory("retention", command, *args, f"--database-url={url_of(db)}", "--tenant=t", WHEN)
+def retention(db, command: str, *args: str, cwd=None) -> Done:
+    return memory("retention", command, *args, f"--database-url={url_of(db)}", "--tenant=t", WHEN, cwd=cwd)
 
 
 def plant(db):
@@ -118,6 +120,15 @@ def test_report_is_the_compaction_report_plus_the_pending_run(db):
     assert snapshot(db) == before
 
 
+def printed_command(text: str) -> list[str]:
+    """The `memory ...` command a dry run printed to apply it, as arguments (`memory` left out)."""
+    lines = text.splitlines()
+    (at,) = [i for i, line in enumerate(lines) if line.startswith("DRY RUN") and line.endswith(", run:")]
+    words = shlex.split(lines[at + 1])
+    assert words[0] == "memory"
+    return words[1:]
+
+
 def test_restore_is_a_dry_run_by_default(db):
     plant(db)
     run(db, dry_run=False)
@@ -125,10 +136,20 @@ def test_restore_is_a_dry_run_by_default(db):
     dry = retention(db, "restore", "p", "stale-old")
     assert dry.code == 0, dry.err
     assert "DRY RUN: nothing was changed" in dry.out
-    assert "memory retention restore p stale-old --no-dry-run" in dry.out
     assert re.search(r"│ stale-old +│ archived +│ stale +│ restore +│", dry.out)
     assert snapshot(db) == before
-    real = retention(db, "restore", "p", "stale-old", "--no-dry-run", "--json")
+    again = printed_command(dry.out)  # every option typed is typed again
+    assert again == [
+        "retention",
+        "restore",
+        "p",
+        "stale-old",
+        "--no-dry-run",
+        f"--database-url={url_of(db)}",
+        WHEN,
+        "--tenant=t",
+    ]
+    real = memory(*again, "--json")
     assert real.code == 0, real.err
     assert [(t["fromStatus"], t["toStatus"], t["rule"]) for t in real.json()["transitions"]] == [
         ("archived", "stale", "restore")
@@ -139,17 +160,152 @@ def test_restore_is_a_dry_run_by_default(db):
 @pytest.mark.parametrize(
     ("memory_id", "message"),
     [
-        ("cand-new", "memory 'cand-new' is candidate, not archived"),
-        ("missing", "no memory 'missing' in project 'p'"),
+        (
+            "cand-new",
+            "memory 'cand-new' is candidate, not archived: only an archived memory can be restored"
+            " (`memory export p {where}` lists each memory's status)",
+        ),
+        (
+            "missing",
+            "no memory 'missing' in project 'p' (`memory export p {where}` lists each memory's status)",
+        ),
+        (
+            "grp0",
+            "memory 'grp0' is active, not archived: restore only returns an archived memory to its earlier"
+            " status. To archive it by hand: memory retention archive p grp0 {where}",
+        ),
     ],
 )
-def test_restore_refusals_exit_1_with_one_line(db, memory_id, message):
+def test_restore_refusals_exit_1_with_one_line_that_says_where_to_look(db, memory_id, message):
     plant(db)
     before = snapshot(db)
     done = retention(db, "restore", "p", memory_id, "--no-dry-run")
     assert done.code == 1
-    assert done.err.strip().splitlines() == [f"memory: {message}"]
+    where = f"--database-url={url_of(db)} --tenant=t"
+    assert done.err.strip().splitlines() == [f"memory: {message.format(where=where)}"]
     assert done.out == "" and snapshot(db) == before
+
+
+def test_manual_archival_is_a_dry_run_by_default_includes_protected_types_and_restores(db):
+    """`memory retention archive`: the document's "manual archival", which `restore` reverses."""
+    plant(db)
+    put(db, "adr-7", kind="decision", age=3 * DAY)  # a protected type: never archived by a run
+    before = snapshot(db)
+    dry = retention(db, "archive", "p", "adr-7", "--reason", "replaced by ADR 9")
+    assert dry.code == 0, dry.err
+    assert "Manual archival (DRY RUN)" in dry.out
+    assert re.search(r"│ adr-7 +│ active +│ archived +│ manual_archive +│ replaced by ADR 9 +│", dry.out)
+    assert snapshot(db) == before
+    again = printed_command(dry.out)
+    assert again[:5] == ["retention", "archive", "p", "adr-7", "--no-dry-run"]
+    assert "--reason=replaced by ADR 9" in again and WHEN in again
+    real = memory(*again, "--json")
+    assert real.code == 0, real.err
+    assert [
+        (t["memoryId"], t["fromStatus"], t["toStatus"], t["rule"]) for t in real.json()["transitions"]
+    ] == [("adr-7", "active", "archived", "manual_archive")]
+    archived = row(db, "adr-7")
+    assert (archived["status"], archived["previous_status"], archived["archived_reason"]) == (
+        "archived",
+        "active",
+        "replaced by ADR 9",
+    )
+    assert archived["archived_at"] == to_wire(NOW)
+    again_archive = retention(db, "archive", "p", "adr-7", "--no-dry-run")
+    assert again_archive.code == 1
+    restore_line = f"memory retention restore p adr-7 --database-url={url_of(db)} --tenant=t"
+    assert again_archive.err.strip() == (
+        f"memory: memory 'adr-7' is already archived (at {to_wire(NOW)}); {restore_line} returns it to"
+        " its earlier status"
+    )
+    restored = retention(db, "restore", "p", "adr-7", "--no-dry-run")
+    assert restored.code == 0, restored.err
+    assert row(db, "adr-7")["status"] == "active"
+
+
+@pytest.mark.parametrize(
+    ("memory_id", "needle"),
+    [
+        (
+            "cand-new",
+            "memory 'cand-new' is candidate: only active, stale or superseded memories can be archived",
+        ),
+        ("missing", "no memory 'missing' in project 'p' (`memory export p"),
+    ],
+)
+def test_manual_archival_refusals_exit_1_with_one_line(db, memory_id, needle):
+    plant(db)
+    before = snapshot(db)
+    done = retention(db, "archive", "p", memory_id, "--no-dry-run")
+    assert done.code == 1 and done.out == ""
+    (line,) = done.err.strip().splitlines()
+    assert line.startswith(f"memory: {needle}")
+    assert snapshot(db) == before
+
+
+def test_a_config_yaml_in_the_working_folder_is_used_and_named(db, tmp_path):
+    plant(db)
+    bundled = retention(db, "status", "p", "--json", cwd=tmp_path)
+    assert bundled.json()["pending"]["compaction"] == 1
+    assert (
+        "Config: the bundled defaults (the document's; no config.yaml in the working folder)" in bundled.err
+    )
+    (tmp_path / "config.yaml").write_text("memory_retention:\n  compaction:\n    enabled: false\n")
+    for command in ("status", "report", "run"):
+        done = retention(db, command, "p", cwd=tmp_path)
+        assert done.code == 0, done.err
+        assert f"Config: {tmp_path / 'config.yaml'} (config.yaml in the working folder)" in done.out
+        assert "Not run: compaction (memory_retention.compaction.enabled: false)" in done.out
+    found = retention(db, "status", "p", "--json", cwd=tmp_path)
+    assert found.json()["pending"] == {"candidate_expiry": 1, "stale_archive": 1}
+    explicit = tmp_path / "other.yaml"
+    explicit.write_text("memory_retention: {}\n")
+    chosen = retention(db, "status", "p", "--json", "--config", str(explicit), cwd=tmp_path)
+    assert chosen.json()["pending"]["compaction"] == 1  # --config wins over ./config.yaml
+    assert f"Config: {explicit} (--config)" in chosen.err
+
+
+def test_a_config_yaml_of_another_tool_is_passed_over_and_said_so(db, tmp_path):
+    plant(db)
+    (tmp_path / "config.yaml").write_text("server:\n  port: 8080\n")
+    done = retention(db, "status", "p", "--json", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert done.json()["pending"]["compaction"] == 1
+    assert (
+        f"Config: the bundled defaults (the document's; {tmp_path / 'config.yaml'} has no memory_retention"
+        " section, so it is not a retention config)"
+    ) in done.err
+    (tmp_path / "config.yaml").write_text("memory_retention:\n  compaction:\n    min_age: 3\n")
+    bad = retention(db, "status", "p", cwd=tmp_path)
+    assert bad.code == 2 and bad.out == ""
+    assert bad.err.strip().splitlines() == [
+        f"memory: invalid retention config {tmp_path / 'config.yaml'}: memory_retention.compaction.min_age:"
+        " unknown key"
+    ]
+
+
+def test_rules_that_will_not_run_are_named_with_why(db, tmp_path):
+    plant(db)
+    no_repo = "Not run: branch_cleanup (enabled, but no --repo: it needs the Git repository to tell"
+    for command in ("status", "report", "run"):
+        done = retention(db, command, "p")
+        assert done.code == 0, done.err
+        assert no_repo in done.out, command
+        as_json = retention(db, command, "p", "--json")
+        assert no_repo in as_json.err and json.loads(as_json.out)  # stdout stays one JSON document
+    off = tmp_path / "off.yaml"
+    off.write_text("memory_retention:\n  branch_cleanup:\n    enabled: false\n")
+    disabled = retention(db, "status", "p", "--config", str(off))
+    assert "Not run: branch_cleanup (memory_retention.branch_cleanup.enabled: false)" in disabled.out
+    repo = Repo(tmp_path / "repo")
+    repo.commit("m1")
+    with_repo = retention(db, "run", "p", "--repo", str(repo.path))
+    assert f"Branches: {repo.path} (mainline main; read-only)" in with_repo.out
+    assert "Not run: branch_cleanup" not in with_repo.out
+    everything = tmp_path / "none.yaml"
+    everything.write_text("memory_retention:\n  enabled: false\n")
+    nothing = retention(db, "run", "p", "--config", str(everything))
+    assert "Not run: every rule (memory_retention.enabled: false)" in nothing.out
 
 
 def test_environment_variables_and_the_host_default_database(db, tmp_path):
@@ -207,7 +363,6 @@ def test_bad_arguments_exit_2_with_a_message(args, needle):
         ),
         ("memory_retention:\n  compaction:\n    min_age: 3\n", "memory_retention.compaction.min_age"),
         ("memory_retention:\n  protected_memory_types: [constraint, '']\n", "protected_memory_types[1]"),
-        ("memory_retention: [\n", "<file>"),
     ],
 )
 def test_bad_config_exits_2_naming_the_key(tmp_path, yaml_text, key):
@@ -215,9 +370,25 @@ def test_bad_config_exits_2_naming_the_key(tmp_path, yaml_text, key):
     path.write_text(yaml_text, encoding="utf-8")
     done = memory("retention", "run", "p", "--config", str(path), "--database-url=sqlite://")
     assert done.code == 2
-    lines = done.err.strip().splitlines()
-    assert lines[0].startswith("memory: invalid retention config") and key in lines[0]
+    (line,) = done.err.strip().splitlines()
+    assert line.startswith(f"memory: invalid retention config {path}: ") and key in line
     assert "Traceback" not in done.err and done.out == ""
+
+
+def test_an_unusable_config_file_is_one_line_naming_the_file(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("memory_retention: [\n", encoding="utf-8")
+    cases = {
+        tmp_path
+        / "absent.yaml": f"memory: cannot use retention config: cannot read {tmp_path / 'absent.yaml'}:"
+        " No such file or directory",
+        broken: f"memory: cannot use retention config: {broken} is not valid YAML at line 2, column 1:",
+    }
+    for path, start in cases.items():
+        done = memory("retention", "status", "p", "--config", str(path), "--database-url=sqlite://")
+        assert done.code == 2 and done.out == ""
+        (line,) = done.err.strip().splitlines()
+        assert line.startswith(start) and "<file>" not in line, line
 
 
 def test_bad_database_urls_are_one_line_and_exit_2(tmp_path):

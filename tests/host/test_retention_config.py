@@ -4,7 +4,13 @@ import pytest
 import yaml
 
 from reference_host.retention import RetentionConfig, RetentionConfigError, load_config, parse_config
-from reference_host.retention.config import DEFAULT_CONFIG_PATH, BranchCleanupConfig, CompactionConfig
+from reference_host.retention.config import (
+    DEFAULT_CONFIG_PATH,
+    BranchCleanupConfig,
+    CompactionConfig,
+    ConfigFileError,
+    choose_config,
+)
 
 DOCUMENT_DEFAULTS = {
     "memory_retention": {
@@ -127,10 +133,50 @@ def test_values_outside_the_safety_boundaries_name_the_key(document, key):
     assert caught.value.key == key
 
 
-def test_unreadable_and_malformed_files_are_clear_errors(tmp_path):
-    with pytest.raises(RetentionConfigError, match="cannot read"):
-        load_config(tmp_path / "absent.yaml")
+def test_unreadable_and_malformed_files_are_one_line_naming_the_file(tmp_path):
+    """A file-level problem has no key: its message is the problem alone (no `<file>:` placeholder)."""
+    absent = tmp_path / "absent.yaml"
+    with pytest.raises(ConfigFileError) as caught:
+        load_config(absent)
+    assert str(caught.value) == f"cannot read {absent}: No such file or directory"
     bad = tmp_path / "bad.yaml"
     bad.write_text("memory_retention: [unclosed\n")
-    with pytest.raises(RetentionConfigError, match="not valid YAML"):
+    with pytest.raises(ConfigFileError) as caught:
         load_config(bad)
+    message = str(caught.value)
+    assert message.startswith(f"{bad} is not valid YAML at line 2, column 1: ") and "\n" not in message
+    assert isinstance(caught.value, RetentionConfigError)  # callers catching the base class still do
+
+
+def test_config_discovery_explicit_then_working_folder_then_bundled(tmp_path):
+    """`--config`, else `config.yaml` of the folder with a memory_retention section, else the bundled."""
+    bundled = choose_config(None, tmp_path)
+    assert (bundled.config, bundled.path, bundled.origin) == (RetentionConfig(), None, "bundled")
+    assert bundled.describe() == "the bundled defaults (the document's; no config.yaml in the working folder)"
+    found = tmp_path / "config.yaml"
+    found.write_text("memory_retention:\n  stale_archive_days: 7\n")
+    chosen = choose_config(None, tmp_path)
+    assert (chosen.config.stale_archive_days, chosen.path, chosen.origin) == (7, found, "working folder")
+    assert chosen.describe() == f"{found} (config.yaml in the working folder)"
+    explicit = tmp_path / "other.yaml"
+    explicit.write_text("memory_retention:\n  stale_archive_days: 9\n")
+    given = choose_config(explicit, tmp_path)
+    assert (given.config.stale_archive_days, given.describe()) == (9, f"{explicit} (--config)")
+
+
+@pytest.mark.parametrize("text", ["", "server: {port: 8080}\n", "- a list\n"])
+def test_a_found_config_yaml_without_the_section_is_passed_over(tmp_path, text):
+    (tmp_path / "config.yaml").write_text(text)
+    chosen = choose_config(None, tmp_path)
+    assert chosen.config == RetentionConfig() and chosen.origin == "bundled"
+    assert (
+        chosen.passed_over
+        == f"{tmp_path / 'config.yaml'} has no memory_retention section, so it is not a retention config"
+    )
+
+
+def test_a_found_config_yaml_with_the_section_is_as_strict_as_an_explicit_one(tmp_path):
+    (tmp_path / "config.yaml").write_text("memory_retention:\n  stale_archive_dayz: 7\nother: 1\n")
+    with pytest.raises(RetentionConfigError) as caught:
+        choose_config(None, tmp_path)
+    assert caught.value.key in {"other", "memory_retention.stale_archive_dayz"}

@@ -8,13 +8,16 @@ import sys
 from pathlib import Path
 
 import anyio
+from cli_support import memory
 from mcp.client.client import Client
 from mcp.client.stdio import StdioServerParameters
 from retention_support import DAY, NOW, lifecycle_fixtures, put, run
 
 from conformance import schemas
+from reference_host import __version__
 from reference_host.clock import to_wire
 from reference_host.retention import RetentionConfig
+from reference_host.retention.config import CompactionConfig
 from reference_host.retention.diagnostics import compaction_report, retention_status
 from reference_host.retention.mcp_server import COMPACTION_URI, STATUS_URI
 
@@ -96,6 +99,27 @@ def test_current_project_defaults_to_the_working_directory_name(db, tmp_path):
     assert documents[STATUS_URI][1]["total"] == 7
 
 
+def test_the_working_folders_config_yaml_is_used_as_the_cli_uses_it(db, tmp_path):
+    """`memory mcp` and `memory retention report` in one folder, neither with --config: one config
+    (./config.yaml), one compaction report."""
+    plant(db)
+    workdir = tmp_path / "p"
+    workdir.mkdir()
+    (workdir / "config.yaml").write_text("memory_retention:\n  compaction:\n    min_age_days: 2\n")
+    env = {"OPENWOP_DATABASE_URL": url_of(db), "OPENWOP_TENANT": "t"}
+    _, (documents,) = read_all([f"--now={to_wire(NOW)}"], cwd=workdir, env=env)
+    served = documents[COMPACTION_URI][1]
+    cli = memory("retention", "report", "p", f"--now={to_wire(NOW)}", "--json", cwd=workdir, env=env)
+    assert cli.code == 0, cli.err
+    assert served == cli.json()["compactionReport"]
+    config = RetentionConfig(compaction=CompactionConfig(min_age_days=2))
+    scope = {"tenant_id": "t", "project": "p", "now": NOW, "config": config}
+    assert served == compaction_report(db, **scope) != compaction_report(db, **scope | {"config": CONFIG})
+    assert [g["memoryIds"] for g in served["groups"] if g["kind"] == "note"] == [
+        ["grp2", "grp1", "grp0", "young"]  # `young` (3 days) is old enough for min_age_days 2
+    ]
+
+
 def test_stdout_carries_only_the_protocol(tmp_path):
     """Raw JSON-RPC over the pipes: every stdout line is a JSON-RPC message, nothing else."""
     database = tmp_path / "host.db"
@@ -130,6 +154,8 @@ def test_stdout_carries_only_the_protocol(tmp_path):
     assert child.wait(timeout=60) == 0
     child.stderr.close()
     assert first["id"] == 1 and "result" in first
+    assert first["result"]["serverInfo"]["name"] == "openwop-memory-retention"
+    assert first["result"]["serverInfo"]["version"] == __version__  # the package's, never empty
     assert second["id"] == 2
     (content,) = second["result"]["contents"]
     assert json.loads(content["text"])["counts"]["active"] == 1
