@@ -201,6 +201,7 @@ def test_manual_archival_is_a_dry_run_by_default_includes_protected_types_and_re
     assert "--reason=replaced by ADR 9" in again and WHEN in again
     real = memory(*again, "--json")
     assert real.code == 0, real.err
+    assert schemas.validate("retention-report", real.json()) == []
     assert [
         (t["memoryId"], t["fromStatus"], t["toStatus"], t["rule"]) for t in real.json()["transitions"]
     ] == [("adr-7", "active", "archived", "manual_archive")]
