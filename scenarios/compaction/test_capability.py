@@ -5,9 +5,10 @@ from typing import Any
 import pytest
 
 from conformance.context import Scenario
+from conformance.majors import V1
 from conformance.outcomes import Unsupported
 
-SCHEMA = "capabilities#/properties/memory/properties/compaction"
+SCHEMA = V1.compaction_schema
 
 
 def _block(ctx: Scenario) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -40,7 +41,7 @@ def test_compaction_block_valid(ctx):
 @pytest.mark.requirement("rfc0012.A.trigger-present")
 def test_trigger_present(ctx):
     _, block, _ = _block(ctx)
-    if block.get("supported") is not True:
+    if not ctx.discovery.advertised(block):
         ctx.inapplicable("rfc0012.A.trigger-present", "compaction advertised with supported != true")
         return
     ctx.check(

@@ -10,7 +10,6 @@ from conformance.observed import drive_once
 from conformance.profiles.distillation.checks import distill_corpus
 from conformance.profiles.distillation.seams import Distillation
 
-SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 DEFINED = ("memoryRef", "outputId", "sourceIds", "sourceCount", "trigger", "byteSize", "distillation")
 VALID, LOGGED = "rfc0062.B6.event-valid", "rfc0062.B6.event-logged"
 
@@ -45,7 +44,11 @@ observed = drive_once(_drive, Seen)
 
 def _check_payload(ctx: Scenario, payload: dict[str, Any], seen: Seen, surface: str, label: str) -> None:
     ctx.check_schema(
-        VALID, SCHEMA, payload, surface=surface, note=f"{label} is a complete memoryCompacted payload"
+        VALID,
+        ctx.discovery.major.event_schema,
+        payload,
+        surface=surface,
+        note=f"{label} is a complete memoryCompacted payload",
     )
     sub = payload.get("distillation")
     ctx.check(
