@@ -94,6 +94,17 @@ class _V2(Major):
         return NOT_LOCATED
 
 
+def registered_status(code: str) -> int | None:
+    """The HTTP status a registered error code is answered with (the vendored v2 envelope's
+    `x-openwop-http-status`; errors.md: "a host MUST answer with the registered status"), None for
+    a code it does not register (a vendor code)."""
+    from conformance import schemas
+
+    table = schemas.corpus().contents(V2.envelope_schema).get("x-openwop-http-status", {})
+    status = table.get(code)
+    return status if isinstance(status, int) else None
+
+
 def extension(document: dict[str, Any], key: str) -> Any:
     """An extension record (`extensions.<org>.<name>`), None when absent."""
     found = document.get("extensions")

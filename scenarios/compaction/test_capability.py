@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 
 from conformance.context import Scenario
-from conformance.majors import V1
+from conformance.majors import V1, V2
 from conformance.outcomes import Unsupported
 
 SCHEMA = V1.compaction_schema
@@ -36,6 +36,12 @@ def test_advertised(ctx):
 def test_compaction_block_valid(ctx):
     _, block, _ = _block(ctx)
     ctx.check_schema("rfc0012.A.compaction-block-valid", SCHEMA, block, surface="discovery")
+
+
+@pytest.mark.requirement("rfc0012.A.v2.compaction-facet-valid")
+def test_compaction_facet_valid_v2(ctx):
+    _, block, _ = _block(ctx)
+    ctx.check_schema("rfc0012.A.v2.compaction-facet-valid", V2.compaction_schema, block, surface="discovery")
 
 
 @pytest.mark.requirement("rfc0012.A.trigger-present")

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from conformance.context import Scenario
-from conformance.majors import V1
+from conformance.majors import V1, V2
 from conformance.outcomes import Unsupported
 from conformance.schemas import is_duration
 
@@ -38,6 +38,14 @@ def test_advertised(ctx):
 def test_block_valid(ctx):
     block, _ = _block(ctx)
     ctx.check_schema("rfc0062.A.block-valid", SCHEMA, block, surface="discovery")
+
+
+@pytest.mark.requirement("rfc0062.A.v2.distillation-facet-valid")
+def test_distillation_facet_valid_v2(ctx):
+    block, _ = _block(ctx)
+    ctx.check_schema(
+        "rfc0062.A.v2.distillation-facet-valid", V2.distillation_schema, block, surface="discovery"
+    )
 
 
 def _is_duration(value: Any) -> bool:

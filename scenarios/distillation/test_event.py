@@ -68,7 +68,10 @@ def test_event_valid(ctx, observed):
     with observed as seen:
         if seen.result is None:
             return
-        _check_payload(ctx, seen.result.event, seen, "seam-answer", "the answer's event")
+        # The answer's event is an event: its `type` names it (graded by the event-type rows) and is
+        # no member of the payload, which major 2 closes (schemas/memory-compacted-v2.schema.json).
+        answered = {k: v for k, v in seen.result.event.items() if k != "type"}
+        _check_payload(ctx, answered, seen, "seam-answer", "the answer's event")
         if seen.looked and seen.logged is not None and seen.mine():
             _check_payload(ctx, seen.mine()[0]["payload"], seen, "event-log", "the logged event")
 
