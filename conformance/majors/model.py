@@ -50,6 +50,9 @@ class Major:
     envelope_schema: str  # every error answer
     event_schema: str  # the memory.compacted payload
     retention_key: str  # where the retention extension block is read (see `retention_block`)
+    # What an operation gated on a family or facet the host does not advertise answers (status, code),
+    # None where this suite grades no such rule for the major.
+    unadvertised_answer: tuple[int, str] | None = None
 
     def family(self, document: dict[str, Any], name: str) -> tuple[Any, Layout]:
         """A capability family and where it was found."""

@@ -22,6 +22,8 @@ class _V1(Major):
     envelope_schema = "openwop/error-envelope"
     event_schema = "openwop/run-event-payloads#/$defs/memoryCompacted"
     retention_key = RETENTION_KEY
+    # v1 documents `501` for some unadvertised operations (RFC 0228 §Motivation); no v1 row grades it.
+    unadvertised_answer = None
 
     def family(self, document: dict[str, Any], name: str) -> tuple[Any, Layout]:
         if name in document:

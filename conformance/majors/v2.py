@@ -64,6 +64,7 @@ class _V2(Major):
     envelope_schema = "openwop/v2/error-envelope"
     event_schema = "memory-compacted-v2"
     retention_key = f'extensions["{RETENTION_EXTENSION}"]'
+    unadvertised_answer = (404, "not_found")  # errors.md §Unadvertised operations; RFC 0228 §H
 
     def family(self, document: dict[str, Any], name: str) -> tuple[Any, Layout]:
         return (document[name], "root") if name in document else (None, "absent")
