@@ -457,15 +457,18 @@ def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error
     if not results and resolved:
         reason = _other_major(tuple(r.id for r in resolved), major or 0)
     seed = options.input_seed  # in every rerun command: the same drawn inputs (conformance/inputs.py)
-    messages = {r.id: _message(r, options.host_url, seed) for r in results if r.outcome is not Outcome.PASS}
-    text = scrub(_test_text(results, outcome, messages, options.host_url, seed))
+    asked = options.protocol_major  # and the same major, when the run asked for one
+    messages = {
+        r.id: _message(r, options.host_url, seed, asked) for r in results if r.outcome is not Outcome.PASS
+    }
+    text = scrub(_test_text(results, outcome, messages, options.host_url, seed, asked))
     payload = {
         "test": scenario_id(item.path, item.nodeid),
         "outcome": outcome.value,
         "reason": reason,
         "message": text or None,
         "requirements": [
-            _requirement_payload(r, messages.get(r.id), options.host_url, seed)
+            _requirement_payload(r, messages.get(r.id), options.host_url, seed, asked)
             | ({"implicit": True} if r.id not in declared(item) else {})
             for r in results
         ],
@@ -506,6 +509,7 @@ def _test_text(
     messages: dict[str, str],
     host_url: str | None,
     input_seed: int | None = None,
+    protocol_major: int | None = None,
 ) -> str:
     """What the test's report shows: the messages of the requirements that gave it its outcome, or
     one line when they all stopped for the same reason before any check."""
@@ -513,7 +517,9 @@ def _test_text(
     reasons = {r.reason for r in chosen}
     if len(chosen) > 1 and len(reasons) == 1 and None not in reasons and not any(r.expected for r in chosen):
         reason = bounded_text(chosen[0].reason, REASON_LIMIT)
-        return shared_stop([r.id for r in chosen], outcome, reason, host_url, input_seed)
+        return shared_stop(
+            [r.id for r in chosen], outcome, reason, host_url, input_seed, protocol_major=protocol_major
+        )
     return "\n".join(messages[r.id] for r in chosen)
 
 
@@ -531,7 +537,9 @@ def _baselined(results: list[Any], baseline: Baseline | None) -> list[Any]:
     return results
 
 
-def _message(result: Any, host_url: str | None, input_seed: int | None = None) -> str:
+def _message(
+    result: Any, host_url: str | None, input_seed: int | None = None, protocol_major: int | None = None
+) -> str:
     return message(
         result.id,
         result.outcome,
@@ -541,11 +549,16 @@ def _message(result: Any, host_url: str | None, input_seed: int | None = None) -
         observed=result.observed,
         host_url=host_url,
         input_seed=input_seed,
+        protocol_major=protocol_major,
     )
 
 
 def _requirement_payload(
-    result: Any, text: str | None, host_url: str | None = None, input_seed: int | None = None
+    result: Any,
+    text: str | None,
+    host_url: str | None = None,
+    input_seed: int | None = None,
+    protocol_major: int | None = None,
 ) -> dict[str, Any]:
     """One requirement's result as it crosses to the controller (and into the bundle)."""
     found = {
@@ -561,7 +574,7 @@ def _requirement_payload(
             "request": result.request,
             "expected": bounded_text(result.expected, REASON_LIMIT) if result.expected else None,
             "observed": _observed_field(result.observed),
-            "rerun": rerun_command(result.id, host_url, input_seed=input_seed),
+            "rerun": rerun_command(result.id, host_url, input_seed=input_seed, protocol_major=protocol_major),
         }
     return found
 

@@ -20,9 +20,10 @@ What differs from major 1, each with the sentence it rests on:
   (versioning.md §1.3: "A request on a `/v1/…` path key MUST NOT carry `OpenWOP-Version` with a
   value other than `1`"; OpenWOP's driver sends it everywhere).
 - Errors are the v2 envelope (schemas/v2/error-envelope.schema.json: a registered or vendor code,
-  answered with its registered status, errors.md §The envelope); an operation gated on a family or
-  facet the host does not advertise answers `404 not_found` (errors.md §Unadvertised operations,
-  RFC 0228 §H), never v1's `501`.
+  answered with its registered status, errors.md §The envelope; the codes errors.md registers
+  after the vendored copy are accepted too, schemas/error-envelope-v2.schema.json); an operation
+  gated on a family or facet the host does not advertise answers `404 not_found` (errors.md
+  §Unadvertised operations, RFC 0228 §H), never v1's `501`.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class _V2(Major):
     discovery_schema = "openwop/v2/capabilities"
     compaction_schema = "openwop/v2/capabilities#/properties/memory/properties/compaction"
     distillation_schema = "openwop/v2/capabilities#/properties/memory/properties/distillation"
-    envelope_schema = "openwop/v2/error-envelope"
+    envelope_schema = "error-envelope-v2"  # the vendored envelope, or a code registered since
     event_schema = "memory-compacted-v2"
     retention_key = f'extensions["{RETENTION_EXTENSION}"]'
     unadvertised_answer = (404, "not_found")  # errors.md §Unadvertised operations; RFC 0228 §H
@@ -95,15 +96,21 @@ class _V2(Major):
         return NOT_LOCATED
 
 
+VENDORED_ENVELOPE = "openwop/v2/error-envelope"
+
+
 def registered_status(code: str) -> int | None:
-    """The HTTP status a registered error code is answered with (the vendored v2 envelope's
-    `x-openwop-http-status`; errors.md: "a host MUST answer with the registered status"), None for
-    a code it does not register (a vendor code)."""
+    """The HTTP status a registered error code is answered with (errors.md: "a host MUST answer with
+    the registered status"): the vendored v2 envelope's `x-openwop-http-status`, then the codes
+    registered since (schemas/error-envelope-v2.schema.json); None for a vendor code."""
     from conformance import schemas
 
-    table = schemas.corpus().contents(V2.envelope_schema).get("x-openwop-http-status", {})
-    status = table.get(code)
-    return status if isinstance(status, int) else None
+    corpus = schemas.corpus()
+    for name in (VENDORED_ENVELOPE, V2.envelope_schema):
+        status = corpus.contents(name).get("x-openwop-http-status", {}).get(code)
+        if isinstance(status, int):
+            return status
+    return None
 
 
 def extension(document: dict[str, Any], key: str) -> Any:

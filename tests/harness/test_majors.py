@@ -186,6 +186,19 @@ def test_registered_statuses_come_from_the_vendored_v2_envelope():
     assert registered_status("memory-conformance.payload_too_large") is None  # a vendor code
 
 
+def test_a_code_registered_after_the_vendored_envelope_is_accepted_with_its_status():
+    """errors.md (120 codes) registers 13 the vendored envelope (107) does not hold; a consumer "MUST
+    accept an unknown registered member" (RFC 0171 §A.5), so they are neither FAIL nor vendor codes."""
+    assert registered_status("storage_limit_exceeded") == 422
+    assert registered_status("service_unavailable") == 503
+    later = {"error": "storage_limit_exceeded", "message": "over maxEntrySizeBytes"}
+    assert schemas.validate("openwop/v2/error-envelope", later) != []
+    assert schemas.validate(V2.envelope_schema, later) == []
+    assert schemas.validate(V2.envelope_schema, {"error": "made_up", "message": "m"}) != []
+    assert schemas.validate(V2.envelope_schema, {"error": "not_found", "message": "m", "extra": 1}) != []
+    assert schemas.validate(V2.envelope_schema, later | {"message": ""}) != []
+
+
 # -- schemas -------------------------------------------------------------------------------------
 
 
@@ -202,3 +215,18 @@ def test_each_major_names_schemas_the_corpus_holds():
         for ref in (major.discovery_schema, major.envelope_schema, major.compaction_schema):
             assert ref.split("#", 1)[0] in names, (major, ref)
     assert "memory-compacted-v2" in names
+
+
+# -- reports -------------------------------------------------------------------------------------
+
+
+def test_the_rerun_command_keeps_a_major_the_run_asked_for():
+    """A run that asked for a major reruns at it; one that graded the host's default says nothing,
+    and its rerun grades the same default."""
+    from conformance.messages import rerun_command
+
+    assert rerun_command("errors.v2.unadvertised-not-found", None, input_seed=7, protocol_major=2) == (
+        "openwop-memory-conformance run --requirement=errors.v2.unadvertised-not-found"
+        " --input-seed=7 --protocol-major=2"
+    )
+    assert "--protocol-major" not in rerun_command("rfc0012.B.event-type", None, input_seed=7)

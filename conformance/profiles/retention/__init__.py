@@ -11,7 +11,7 @@ GATE: Gate[RetentionSeams] = Gate(
     probe_key="retention",
     block=lambda discovery: discovery.retention(),
     not_advertised=lambda discovery: (
-        f"{discovery.major.retention_key}.supported is not true (retention profile not advertised)"
+        f"{discovery.major.not_advertised(discovery.major.retention_key)} (retention profile not advertised)"
     ),
     seams=RetentionSeams,
     absent=lambda seams, status: f"retention profile advertised but {seams.base} routes answered {status}",
