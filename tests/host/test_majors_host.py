@@ -123,3 +123,21 @@ def test_a_v2_error_is_answered_at_the_registered_status_or_with_a_vendor_code(s
     assert (v1.status_code, v1.json()["error"]) == (413, "validation_error")
     assert (v2.status_code, v2.json()["error"]) == (400, "validation_error")
     assert schemas.validate("openwop/v2/error-envelope", v2.json()) == []
+
+
+def test_the_serve_command_takes_the_majors_to_serve(monkeypatch, tmp_path):
+    from typer.testing import CliRunner
+
+    from reference_host import cli
+
+    captured = {}
+    monkeypatch.setattr("reference_host.server.serve_forever", lambda config, *_: captured.update(c=config))
+    base = ["serve", "--api-key", "k=t", "--database-url", f"sqlite:///{tmp_path / 'h.db'}"]
+    runner = CliRunner()
+    assert runner.invoke(cli.app, base).exit_code == 0
+    assert captured["c"].protocol_majors == (1, 2)  # the overlap by default
+    for given, majors in (("2", (2,)), ("1", (1,)), ("2,1", (1, 2))):
+        assert runner.invoke(cli.app, [*base, "--protocol-majors", given]).exit_code == 0
+        assert captured["c"].protocol_majors == majors
+    bad = runner.invoke(cli.app, [*base, "--protocol-majors", "3"])
+    assert bad.exit_code != 0 and "expected 1, 2 or 1,2" in bad.output
