@@ -130,6 +130,22 @@ def test_a_host_that_dropped_v1_is_graded_at_major_2_by_default(workdir: Path, s
     assert set(run.outcomes().values()) == {"PASS"}, run.outcomes()
 
 
+@pytest.mark.slow
+def test_a_host_that_dropped_v1_is_conforming_at_2_over_every_scenario(
+    workdir: Path, scenarios: Scenarios
+) -> None:
+    """The reference host in its v2-only mode (`--protocol-majors 2`: no /v1 route, the v2 root to every
+    request), graded by default: the same verdict as the overlap host graded at 2."""
+    run = _run([], scenarios.all_modules(), workdir, protocol_majors=(2,))
+    bundle = run.bundle or {}
+    assert run.exit_code == 0, run.output[-3000:]
+    assert bundle["verdict"]["line"].startswith("CONFORMING at OpenWOP major 2"), bundle["verdict"]
+    assert {p["profile"]: p["verdict"] for p in bundle["verdict"]["profiles"]} == dict.fromkeys(
+        ("compaction", "distillation", "retention"), "conformant"
+    )
+    assert set(run.outcomes()) == _major2_rows() and set(run.outcomes().values()) == {"PASS"}
+
+
 def test_asking_for_a_major_the_host_does_not_serve_is_exit_2(workdir: Path, scenarios: Scenarios) -> None:
     run = _run(
         [],
