@@ -104,6 +104,15 @@ def _seed(raw: str) -> int:
         raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number in 0..{inputs.SEED_MAX}") from None
 
 
+def _major(raw: str) -> int:
+    from conformance.majors import KNOWN
+
+    if raw.strip().isdigit() and int(raw) in KNOWN:
+        return int(raw)
+    known = ", ".join(map(str, KNOWN))
+    raise argparse.ArgumentTypeError(f"{raw!r} is not an OpenWOP major this suite grades ({known})")
+
+
 def _boolean(raw: str) -> bool:
     """An environment switch: the usual yes/no words, anything else refused rather than guessed."""
     word = raw.strip().lower()
@@ -172,6 +181,14 @@ ENV_OPTIONS = (
         "recorded in the bundle and in every rerun command.",
         "N",
     ),
+    EnvOption(
+        "--protocol-major",
+        "OPENWOP_PROTOCOL_MAJOR",
+        _major,
+        None,
+        "The OpenWOP major to grade (1 or 2); default the host's preferredVersion's major.",
+        "N",
+    ),
 )
 
 
@@ -197,6 +214,7 @@ class RunOptions:
     disable: list[str]
     requirements: tuple[str, ...] = ()  # --requirement: ids or globs, passed to the plugin
     pytest_extra: tuple[str, ...] = ()  # what followed `--`, for pytest unchanged
+    protocol_major: int | None = None  # --protocol-major: the OpenWOP major to grade (None: the host's)
 
 
 class UsageError(Exception):
@@ -440,6 +458,8 @@ def pytest_args(options: RunOptions, bundle_path: Path) -> list[str]:
         args.append(f"--host-build={options.host_build}")
     if options.input_seed is not None:
         args.append(f"--input-seed={options.input_seed}")
+    if options.protocol_major is not None:
+        args.append(f"--protocol-major={options.protocol_major}")
     args += [f"--profile={p}" for p in options.profiles]
     if options.workers:
         args += ["-n", str(options.workers)]
@@ -459,6 +479,7 @@ def _startup_check(url: str, options: RunOptions) -> str | None:
         return startup_problem(
             Credential(client, "--host-token", "OPENWOP_API_KEY"),
             Credential(tenant_b, "--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY") if tenant_b else None,
+            options.protocol_major,
         )
     finally:
         client.close()

@@ -43,6 +43,7 @@ import httpx
 from conformance import exchanges, held_answers, invariants
 from conformance.exchanges import Exchange
 from conformance.held_answers import HELD
+from conformance.majors.model import IDENTITY, Route
 from conformance.outcomes import HostError, HostFailure, ScenarioStop
 from conformance.route_deadlines import DeadlineExpired, RouteBreaker
 from conformance.secrecy import Secret
@@ -110,6 +111,9 @@ class HostClient:
         self.timeout = timeout
         self.max_answer_bytes = max_answer_bytes
         self.breaker = breaker or RouteBreaker()  # shared with `with_token` clients: one run's routes
+        # where the host serves each path under the graded major, and the version header it carries
+        # (conformance/majors; set once discovery is negotiated)
+        self.route: Route = IDENTITY
         self._http = httpx.Client(
             base_url=self.base_url,
             timeout=timeout,
@@ -123,7 +127,9 @@ class HostClient:
     def with_token(self, token: Secret | None, tenant: str | None = None) -> HostClient:
         """A client for another credential on the same host and the same routes (`tenant="b"` for
         tenant B's key)."""
-        return HostClient(self.base_url, token, self.timeout, self.max_answer_bytes, self.breaker, tenant)
+        other = HostClient(self.base_url, token, self.timeout, self.max_answer_bytes, self.breaker, tenant)
+        other.route = self.route
+        return other
 
     def request(
         self,
@@ -159,7 +165,9 @@ class HostClient:
         params: dict[str, Any] | None,
         allow_5xx: bool,
     ) -> Reply | ScenarioStop:
+        path = self.route.locate(path)
         sent_headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate"}
+        sent_headers.update(self.route.headers(path))
         credential = self.token if token is _DEFAULT else token
         if credential is not None:
             sent_headers["Authorization"] = f"Bearer {credential.reveal()}"

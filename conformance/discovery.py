@@ -1,17 +1,21 @@
-"""The discovery document, read once per run, capability lookup root-first (RFC 0073), and the
-start-up checks that decide whether a host can be graded at all (exit 2, one line, when not)."""
+"""The discovery document, negotiated once per run for the major it grades (conformance/majors), its
+capability lookup (that major's rules), and the start-up checks that decide whether a host can be
+graded at all (exit 2, one line, when not)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 import rfc8785
 
 from conformance.client import HostClient, Reply, json_problem
+from conformance.majors import V1, Major, of
+from conformance.majors.model import VERSION_HEADER, Layout
+from conformance.majors.negotiation import Unplaceable, choose, offer
 from conformance.outcomes import ScenarioStop
 from conformance.profiles import PROFILES
 from conformance.surfaces import ABSENT
@@ -19,7 +23,6 @@ from conformance.surfaces import ABSENT
 DISCOVERY_PATH = "/.well-known/openwop"
 EXIT_COULD_NOT_START = 2  # the one exit code for "could not start": plugin and CLI both use it
 REFUSED = (401, 403)
-Layout = Literal["root", "wrapper", "absent"]
 
 
 class DiscoveryUnavailable(Exception):
@@ -30,6 +33,10 @@ class DiscoveryUnavailable(Exception):
 class Discovery:
     url: str
     document: dict[str, Any]
+    major: Major = V1  # the major this run grades, whose rules read the document
+    # how the major was chosen: what the host offered, what was asked, the header sent (bundle record)
+    negotiation: dict[str, Any] = field(default_factory=dict, compare=False)
+    headerless: dict[str, Any] | None = field(default=None, compare=False)  # the header-less document
 
     @cached_property
     def sha256(self) -> str:
@@ -37,13 +44,17 @@ class Discovery:
         return hashlib.sha256(rfc8785.dumps(self.document)).hexdigest()
 
     def family(self, name: str) -> tuple[Any, Layout]:
-        """A capability family from the document root, else from the legacy `capabilities` wrapper."""
-        if name in self.document:
-            return self.document[name], "root"
-        wrapper = self.document.get("capabilities")
-        if isinstance(wrapper, dict) and name in wrapper:
-            return wrapper[name], "wrapper"
-        return None, "absent"
+        """A capability family where the graded major reads it (v1: the root, else the legacy
+        `capabilities` wrapper; v2: the closed root only)."""
+        return self.major.family(self.document, name)
+
+    def advertised(self, block: Any) -> bool:
+        """Whether a family record or facet block claims what it names, under the graded major."""
+        return self.major.advertised(block)
+
+    def retention(self) -> Any:
+        """The retention extension block (docs/retention-profile.md), where the graded major puts it."""
+        return self.major.retention_block(self.document)
 
     def memory(self) -> tuple[dict[str, Any], Layout]:
         value, layout = self.family("memory")
@@ -58,25 +69,70 @@ class Discovery:
         return value if isinstance(value, dict) else None
 
 
-def read_discovery(client: HostClient) -> Discovery:
-    """GET discovery without credentials (it is public); raise DiscoveryUnavailable with one line."""
+def read_discovery(client: HostClient, requested: int | None = None) -> Discovery:
+    """Negotiate the major to grade and read its discovery document (public: no credentials); raise
+    DiscoveryUnavailable with one line when the host cannot be graded.
+
+    The header-less document names the versions the host serves (versioning.md §1.1). The major graded
+    is `requested` (--protocol-major) or the host's header-less default; under any other major than
+    that default, and always under major 2, the document is asked for again with `OpenWOP-Version`,
+    which selects its representation (capabilities.md §1). A v1 host graded at major 1 sees exactly
+    the one header-less request it always did.
+    """
+    headerless = _fetch(client, None)
+    found = offer(headerless)
     try:
-        reply = client.request("GET", DISCOVERY_PATH, token=None, allow_5xx=True)
+        number = choose(found, requested)
+    except Unplaceable as exc:
+        raise DiscoveryUnavailable(f"cannot grade this host: {exc}") from None
+    major = of(number)
+    header = None if number == 1 and found.default in (1, None) else str(number)
+    document = headerless if header is None else _fetch(client, header)
+    negotiation = {
+        "protocolMajor": number,
+        "requested": requested,
+        "offered": found.as_json(),
+        "headerlessDefault": found.default,
+        "headerSent": header,
+    }
+    discovery = Discovery(
+        client.base_url + DISCOVERY_PATH,
+        document,
+        major,
+        negotiation,
+        headerless if header is not None else None,
+    )
+    try:
+        discovery.sha256  # noqa: B018 - canonicalise now: a document RFC 8785 cannot hash is unusable
+    except (rfc8785.CanonicalizationError, ValueError, TypeError) as exc:
+        where = f"GET {DISCOVERY_PATH}"
+        raise DiscoveryUnavailable(f"cannot read discovery: {where}: not canonicalisable ({exc})") from None
+    return discovery
+
+
+def _fetch(client: HostClient, header: str | None) -> dict[str, Any]:
+    """One discovery GET (with `OpenWOP-Version: header` when given): a JSON object, or one line why not."""
+    headers = {VERSION_HEADER: header} if header is not None else None
+    try:
+        reply = client.request("GET", DISCOVERY_PATH, token=None, headers=headers, allow_5xx=True)
     except ScenarioStop as exc:
         raise DiscoveryUnavailable(f"cannot read discovery: {exc.reason}") from None
-    where = f"GET {DISCOVERY_PATH}"
+    where = f"GET {DISCOVERY_PATH}" + (f" with {VERSION_HEADER}: {header}" if header else "")
     if reply.status != 200:
         raise DiscoveryUnavailable(f"cannot read discovery: {where} answered {reply.status}")
     if reply.body is None:
         raise DiscoveryUnavailable(f"cannot read discovery: {where}: {json_problem(reply)}")
     if not isinstance(reply.body, dict):
         raise DiscoveryUnavailable(f"cannot read discovery: {where} did not answer a JSON object")
-    discovery = Discovery(url=client.base_url + DISCOVERY_PATH, document=reply.body)
-    try:
-        discovery.sha256  # noqa: B018 - canonicalise now: a document RFC 8785 cannot hash is unusable
-    except (rfc8785.CanonicalizationError, ValueError, TypeError) as exc:
-        raise DiscoveryUnavailable(f"cannot read discovery: {where}: not canonicalisable ({exc})") from None
-    return discovery
+    return reply.body
+
+
+def speak(discovery: Discovery, *clients: HostClient | None) -> None:
+    """Point each client at where this host serves the suite's paths under the graded major."""
+    route = discovery.major.route(discovery.document)
+    for client in clients:
+        if client is not None:
+            client.route = route
 
 
 # -- the credential preflight ------------------------------------------------------------------------
@@ -91,12 +147,15 @@ class Credential:
     env: str  # "OPENWOP_API_KEY"
 
 
-def startup_problem(tenant_a: Credential, tenant_b: Credential | None) -> str | None:
+def startup_problem(
+    tenant_a: Credential, tenant_b: Credential | None, requested: int | None = None
+) -> str | None:
     """Why the host cannot be graded (one line), or None: discovery first, then the credentials."""
     try:
-        discovery = read_discovery(tenant_a.client)
+        discovery = read_discovery(tenant_a.client, requested)
     except DiscoveryUnavailable as exc:
         return str(exc)
+    speak(discovery, tenant_a.client, tenant_b.client if tenant_b else None)
     return credential_problem(discovery, tenant_a, tenant_b)
 
 

@@ -35,8 +35,9 @@ def run_verdict(
     partial: bool,
     baseline_problems: list[str],
     profiles: Iterable[str] = (),
+    major: int | None = None,
 ) -> dict[str, Any]:
-    """The bundle's `verdict` object."""
+    """The bundle's `verdict` object; its line names the OpenWOP major graded, when known."""
     by = _by_outcome(rows)
     failing = sorted(by.get("FAIL", []) + by.get("ERROR", []))
     gaps = sorted(rid for outcome in GAPS for rid in by.get(outcome, []))
@@ -65,9 +66,11 @@ def run_verdict(
             f"the host advertises none of the graded profiles ({', '.join(chosen)}): only discovery and "
             "the common rows were graded, so nothing certifies"
         )
+    graded = f" at OpenWOP major {major}" if major is not None else ""
     return {
         "headline": headline,
-        "line": f"{headline} — {_counts(rows)}" + (f": {reasons[0]}" if reasons else ""),
+        "protocolMajor": major,
+        "line": f"{headline}{graded} — {_counts(rows)}" + (f": {reasons[0]}" if reasons else ""),
         "certifiable": headline == "CONFORMING",
         "reasons": reasons,
         "profiles": verdicts,

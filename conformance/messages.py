@@ -29,12 +29,18 @@ TENANT_B_ENV = ("--tenant-b-token", "OPENWOP_TEST_TENANT_B_API_KEY")
 
 
 def rerun_command(
-    requirement_id: str, host_url: str | None, *more: str, input_seed: int | None = None
+    requirement_id: str,
+    host_url: str | None,
+    *more: str,
+    input_seed: int | None = None,
+    protocol_major: int | None = None,
 ) -> str:
     """The shell command that grades just these requirements again, pasted into a shell that has the
     documented environment variables: the keys as `--host-token="$OPENWOP_API_KEY"` (and tenant B's
     when a requirement needs it), never a value; on the same drawn inputs when the run's input seed
-    is given (conformance/inputs.py). Without a host URL it grades the embedded host again."""
+    is given (conformance/inputs.py), and at the same OpenWOP major when the run asked for one (a run
+    that did not graded the host's default, and so does the rerun). Without a host URL it grades the
+    embedded host again."""
     ids = (requirement_id, *more)
     parts = [NAME, "run"]
     if host_url:
@@ -45,15 +51,23 @@ def rerun_command(
     parts += [f"--requirement={shlex.quote(rid)}" for rid in ids]
     if input_seed is not None:
         parts.append(f"--input-seed={input_seed}")
+    if protocol_major is not None:
+        parts.append(f"--protocol-major={protocol_major}")
     return " ".join(parts)
 
 
 def shared_stop(
-    ids: list[str], outcome: Outcome, reason: str, host_url: str | None, input_seed: int | None = None
+    ids: list[str],
+    outcome: Outcome,
+    reason: str,
+    host_url: str | None,
+    input_seed: int | None = None,
+    *,
+    protocol_major: int | None = None,
 ) -> str:
     """One line for several requirements of one test stopped by the same reason (a lost host, a
     gate): the reason once, not once per requirement."""
-    rerun = rerun_command(ids[0], host_url, *ids[1:], input_seed=input_seed)
+    rerun = rerun_command(ids[0], host_url, *ids[1:], input_seed=input_seed, protocol_major=protocol_major)
     return f"{outcome.value} {', '.join(ids)}: {reason}; rerun: {rerun}"
 
 
@@ -133,6 +147,7 @@ def message(
     observed: Any,
     host_url: str | None,
     input_seed: int | None = None,
+    protocol_major: int | None = None,
 ) -> str:
     """The text for one requirement's non-PASS outcome: a block when a check failed (expected and
     observed to compare), one line when the requirement stopped before any check could (BLOCKED,
@@ -140,7 +155,7 @@ def message(
     one line per test, not a page."""
     spec = requirements.get(requirement_id)
     head = f"{outcome.value} {spec.id} ({spec.section}; {spec.level})"
-    rerun = rerun_command(spec.id, host_url, input_seed=input_seed)
+    rerun = rerun_command(spec.id, host_url, input_seed=input_seed, protocol_major=protocol_major)
     if not expected:
         said = [f"{head}: {reason or 'no reason given'}"]
         said += [f"request: {request}"] if request else []

@@ -13,6 +13,7 @@ from conformance.inputs import SEED_ENV, SEED_MAX, WORKER_KEY, fresh_seed, parse
 from conformance.secrecy import Secret
 
 DEFAULT_REQUEST_TIMEOUT = 20.0
+MAJOR_ENV = "OPENWOP_PROTOCOL_MAJOR"
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class Options:
     summary_md: str | None = None  # --summary-md PATH: the Markdown summary
     host_build: str | None = None  # --host-build: the host's build, as its maintainers name it
     input_seed: int = 0  # --input-seed: what the scenarios' varied inputs are drawn from (inputs.py)
+    # --protocol-major: the OpenWOP major to grade; None grades the host's header-less default
+    # (its preferredVersion's major, as OpenWOP's own suite does: conformance/majors/negotiation.py)
+    protocol_major: int | None = None
 
     def public(self) -> dict[str, object]:
         """What the report may say about the options: never a token, only whether one was given."""
@@ -48,6 +52,7 @@ class Options:
             "baseline": Path(self.baseline).name if self.baseline else None,  # no path of the machine
             "hostBuild": self.host_build,
             "inputSeed": self.input_seed,
+            "protocolMajor": self.protocol_major,
         }
 
 
@@ -128,6 +133,13 @@ def add_options(parser: pytest.Parser) -> None:
         f"0..{SEED_MAX}; default a fresh one per run, recorded in the bundle and in every rerun "
         f"command (env {SEED_ENV}).",
     )
+    group.addoption(
+        "--protocol-major",
+        default=None,
+        metavar="N",
+        help="The OpenWOP major to grade (1 or 2; env OPENWOP_PROTOCOL_MAJOR); default the host's "
+        "preferredVersion's major, the header-less default (a major the host does not offer: exit 2).",
+    )
     group.addoption("--junit", default=None, metavar="PATH", help="Write JUnit XML, one row per requirement.")
     group.addoption("--summary-md", default=None, metavar="PATH", help="Write the Markdown summary here.")
     group.addoption(
@@ -181,7 +193,21 @@ def read_options(config: pytest.Config) -> Options:
         summary_md=config.getoption("summary_md"),
         host_build=config.getoption("host_build") or env.get("OPENWOP_HOST_BUILD") or None,
         input_seed=_input_seed(config),
+        protocol_major=_protocol_major(config.getoption("protocol_major") or env.get(MAJOR_ENV) or None),
     )
+
+
+def _protocol_major(raw: str | None) -> int | None:
+    """The major asked for, one the suite grades; None for the host's default; a usage error otherwise."""
+    from conformance.majors import KNOWN
+
+    if raw is None or not str(raw).strip():
+        return None
+    text = str(raw).strip()
+    if not text.isdigit() or int(text) not in KNOWN:
+        known = " or ".join(map(str, KNOWN))
+        raise pytest.UsageError(f"--protocol-major needs {known}, got {raw!r} (env {MAJOR_ENV})")
+    return int(text)
 
 
 def _input_seed(config: pytest.Config) -> int:

@@ -33,6 +33,7 @@ from conformance.discovery import (
     DiscoveryUnavailable,
     credential_problem,
     read_discovery,
+    speak,
     startup_problem,
 )
 from conformance.embedded import MISSING as EMBEDDED_MISSING
@@ -40,7 +41,7 @@ from conformance.embedded import EmbeddedHost, boot_embedded, embedded_available
 from conformance.inputs import WORKER_KEY
 from conformance.messages import message, rerun_command, shared_stop
 from conformance.options import Options, add_options, read_options
-from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, fails_run
+from conformance.outcomes import SHORT_LETTER, HostError, Outcome, ScenarioStop, Unsupported, fails_run
 from conformance.paths import bundled_scenario_path, scenario_id, scenarios_dir
 from conformance.publish import publish
 from conformance.report import (
@@ -65,6 +66,7 @@ VERDICT = pytest.StashKey[Verdict]()
 BUNDLE = pytest.StashKey[dict]()
 BASELINE = pytest.StashKey["Baseline | None"]()
 SELECTION = pytest.StashKey[selection.Selection]()
+MAJOR = pytest.StashKey[int]()  # the OpenWOP major this process grades, once discovery is negotiated
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -163,7 +165,7 @@ def pytest_cmdline_main(config: pytest.Config) -> int | None:
         stack.callback(tenant_a.client.close)
         if tenant_b is not None:
             stack.callback(tenant_b.client.close)
-        problem = startup_problem(tenant_a, tenant_b)
+        problem = startup_problem(tenant_a, tenant_b, options.protocol_major)
     if problem is None:
         return None
     sys.stderr.write(scrub(f"openwop: {options.host_url}: {problem}") + "\n")
@@ -278,7 +280,9 @@ def _start_session(config: pytest.Config, stack: ExitStack) -> Session:
     stack.callback(tenant_a.client.close)
     if tenant_b is not None:
         stack.callback(tenant_b.client.close)
-    discovery = read_discovery(tenant_a.client)
+    discovery = read_discovery(tenant_a.client, options.protocol_major)
+    speak(discovery, tenant_a.client, tenant_b.client if tenant_b else None)
+    config.stash[MAJOR] = discovery.major.number
     if embedded is not None:  # --host-url hosts were preflighted before the session started
         problem = credential_problem(discovery, tenant_a, tenant_b)
         if problem is not None:
@@ -297,6 +301,7 @@ def _record_host(record: RunRecord, url: str, embedded: bool, discovery: Discove
     record.discovery = discovery_record(
         discovery.url, discovery.sha256, discovery.memory()[1], discovery.document
     )
+    record.protocol = dict(discovery.negotiation) or None
     implementation = record.host["implementation"]
     if implementation is not None and len(json.dumps(implementation, default=str)) > 4000:
         record.host["implementation"] = {"truncated": bounded_text(json.dumps(implementation), 2000)}
@@ -308,9 +313,19 @@ def _one_line(exc: BaseException) -> str:
 
 @pytest.fixture
 def ctx(request: pytest.FixtureRequest, openwop_session: Session) -> Scenario:
-    """The scenario context: checks, gates and clients for one test."""
+    """The scenario context: checks, gates and clients for one test. A test that grades only rows of
+    another OpenWOP major than the one negotiated stops here (its rows are left out of the run)."""
     verdict = request.node.stash[VERDICT]
+    major = openwop_session.discovery.major
+    ids = declared(request.node)
+    if ids and not any(requirements.get(rid).applies(major.number) for rid in ids):
+        raise Unsupported(_other_major(ids, major.number))
     return Scenario(openwop_session, verdict, request.node.name)
+
+
+def _other_major(ids: tuple[str, ...], graded: int) -> str:
+    majors = sorted({m for rid in ids for m in requirements.get(rid).majors})
+    return f"a requirement of OpenWOP major {', '.join(map(str, majors))}; this run grades major {graded}"
 
 
 def declared(item: pytest.Item) -> tuple[str, ...]:
@@ -433,22 +448,30 @@ class Graded:
 
 def _grade(item: pytest.Item, verdict: Verdict, stop: ScenarioStop | None, error: str | None) -> Graded:
     options = item.config.stash[OPTIONS]
-    results = _baselined(verdict.resolve(stop, error), item.config.stash[BASELINE])
-    outcome = overall_outcome(results)
+    major = item.config.stash.get(MAJOR, None)
+    resolved = verdict.resolve(stop, error)
+    graded = [r for r in resolved if requirements.get(r.id).applies(major)]
+    results = _baselined(graded, item.config.stash[BASELINE])
+    outcome = overall_outcome(results) if results or not resolved else Outcome.UNSUPPORTED
     declared_results = [r for r in results if r.id not in verdict.implicit]
     reason = (
         scrub(bounded_text(_test_reason(declared_results or results, outcome), TEST_REASON_LIMIT)) or None
     )
+    if not results and resolved:
+        reason = _other_major(tuple(r.id for r in resolved), major or 0)
     seed = options.input_seed  # in every rerun command: the same drawn inputs (conformance/inputs.py)
-    messages = {r.id: _message(r, options.host_url, seed) for r in results if r.outcome is not Outcome.PASS}
-    text = scrub(_test_text(results, outcome, messages, options.host_url, seed))
+    asked = options.protocol_major  # and the same major, when the run asked for one
+    messages = {
+        r.id: _message(r, options.host_url, seed, asked) for r in results if r.outcome is not Outcome.PASS
+    }
+    text = scrub(_test_text(results, outcome, messages, options.host_url, seed, asked))
     payload = {
         "test": scenario_id(item.path, item.nodeid),
         "outcome": outcome.value,
         "reason": reason,
         "message": text or None,
         "requirements": [
-            _requirement_payload(r, messages.get(r.id), options.host_url, seed)
+            _requirement_payload(r, messages.get(r.id), options.host_url, seed, asked)
             | ({"implicit": True} if r.id not in declared(item) else {})
             for r in results
         ],
@@ -489,6 +512,7 @@ def _test_text(
     messages: dict[str, str],
     host_url: str | None,
     input_seed: int | None = None,
+    protocol_major: int | None = None,
 ) -> str:
     """What the test's report shows: the messages of the requirements that gave it its outcome, or
     one line when they all stopped for the same reason before any check."""
@@ -496,7 +520,9 @@ def _test_text(
     reasons = {r.reason for r in chosen}
     if len(chosen) > 1 and len(reasons) == 1 and None not in reasons and not any(r.expected for r in chosen):
         reason = bounded_text(chosen[0].reason, REASON_LIMIT)
-        return shared_stop([r.id for r in chosen], outcome, reason, host_url, input_seed)
+        return shared_stop(
+            [r.id for r in chosen], outcome, reason, host_url, input_seed, protocol_major=protocol_major
+        )
     return "\n".join(messages[r.id] for r in chosen)
 
 
@@ -514,7 +540,9 @@ def _baselined(results: list[Any], baseline: Baseline | None) -> list[Any]:
     return results
 
 
-def _message(result: Any, host_url: str | None, input_seed: int | None = None) -> str:
+def _message(
+    result: Any, host_url: str | None, input_seed: int | None = None, protocol_major: int | None = None
+) -> str:
     return message(
         result.id,
         result.outcome,
@@ -524,11 +552,16 @@ def _message(result: Any, host_url: str | None, input_seed: int | None = None) -
         observed=result.observed,
         host_url=host_url,
         input_seed=input_seed,
+        protocol_major=protocol_major,
     )
 
 
 def _requirement_payload(
-    result: Any, text: str | None, host_url: str | None = None, input_seed: int | None = None
+    result: Any,
+    text: str | None,
+    host_url: str | None = None,
+    input_seed: int | None = None,
+    protocol_major: int | None = None,
 ) -> dict[str, Any]:
     """One requirement's result as it crosses to the controller (and into the bundle)."""
     found = {
@@ -544,7 +577,7 @@ def _requirement_payload(
             "request": result.request,
             "expected": bounded_text(result.expected, REASON_LIMIT) if result.expected else None,
             "observed": _observed_field(result.observed),
-            "rerun": rerun_command(result.id, host_url, input_seed=input_seed),
+            "rerun": rerun_command(result.id, host_url, input_seed=input_seed, protocol_major=protocol_major),
         }
     return found
 
@@ -635,6 +668,7 @@ class ResultCollector:
         if self.run.discovery is None and output.get("openwop_discovery"):
             self.run.discovery = output["openwop_discovery"]
             self.run.host = output.get("openwop_host")
+            self.run.protocol = output.get("openwop_protocol")
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -726,3 +760,4 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         run = config.stash[RUN]
         config.workeroutput["openwop_discovery"] = run.discovery  # type: ignore[attr-defined]
         config.workeroutput["openwop_host"] = run.host  # type: ignore[attr-defined]
+        config.workeroutput["openwop_protocol"] = run.protocol  # type: ignore[attr-defined]

@@ -56,6 +56,12 @@ class RunRecord:
     tests: list[TestRecord] = field(default_factory=list)
     discovery: dict[str, Any] | None = None  # {url, sha256, layout, document}
     host: dict[str, Any] | None = None
+    protocol: dict[str, Any] | None = None  # the negotiated major (conformance/majors/negotiation.py)
+
+    @property
+    def major(self) -> int | None:
+        """The OpenWOP major this run graded (None: the host never answered discovery)."""
+        return (self.protocol or {}).get("protocolMajor")
 
 
 def requirement_rows(tests: Iterable[TestRecord]) -> list[dict[str, Any]]:
@@ -173,11 +179,15 @@ def build_bundle(
     chosen = chosen or Selection()
     finished = time.time()
     graded = requirement_rows(run.tests)
-    missing = not_run_rows([row["id"] for row in graded], chosen.in_scope)
+    missing = not_run_rows(
+        [row["id"] for row in graded], lambda r: chosen.in_scope(r) and r.applies(run.major)
+    )
     rows = sorted(graded + missing, key=lambda row: row["id"])
     partial = chosen.partial or bool(missing)
     problems = (baseline or {}).get("problems", [])
-    verdict = run_verdict(rows, partial=partial, baseline_problems=problems, profiles=chosen.profiles)
+    verdict = run_verdict(
+        rows, partial=partial, baseline_problems=problems, profiles=chosen.profiles, major=run.major
+    )
     bundle = {
         "bundleVersion": BUNDLE_VERSION,
         "generatedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -190,6 +200,8 @@ def build_bundle(
         },
         "host": (run.host or {}) | {"build": options.get("hostBuild")},
         "discovery": run.discovery,
+        "protocolMajor": run.major,
+        "protocol": run.protocol,
         "options": options,
         "selection": chosen.as_json(row["id"] for row in missing) | {"partial": partial},
         "verdict": verdict | {"exitCode": exit_code},
@@ -198,7 +210,7 @@ def build_bundle(
         "untestable": [
             {"id": r.id, "section": r.section, "level": r.level, "reason": r.untestable}
             for r in requirements.registry().values()
-            if r.untestable
+            if r.untestable and r.applies(run.major)
         ],
         "tests": [t.as_json() for t in sorted(run.tests, key=lambda t: t.nodeid)],
         "totals": totals(rows),

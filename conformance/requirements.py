@@ -31,6 +31,14 @@ class Requirement:
     aliases: tuple[str, ...] = ()
     # Graded only with a second tenant's key (--tenant-b-token): a rerun line must carry it.
     tenant_b: bool = False
+    # The OpenWOP majors whose text states it (conformance/majors): a run grades only the rows of the
+    # major it negotiated. A requirement both majors state keeps one id and cites both sentences; one
+    # that differs between them is a row per major.
+    majors: tuple[int, ...] = (1, 2)
+
+    def applies(self, major: int | None) -> bool:
+        """Whether a run graded at `major` grades this row (None: the major is unknown, every row)."""
+        return major is None or major in self.majors
 
 
 class UnknownRequirement(KeyError):
@@ -47,6 +55,7 @@ def registry() -> dict[str, Requirement]:
             fields["surfaces"] = tuple(known(s) for s in fields.get("surfaces") or ())
             fields["aliases"] = tuple(fields.get("aliases") or ())
             fields["tenant_b"] = bool(fields.pop("tenantB", False))
+            fields["majors"] = tuple(fields.get("majors") or (1, 2))
             requirement = Requirement(profile=profile, **fields)
             if requirement.level not in LEVELS:
                 raise ValueError(f"{requirement.id}: level must be one of {LEVELS}")

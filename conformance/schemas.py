@@ -13,8 +13,10 @@ Why this module exists rather than ad-hoc `jsonschema.validate` calls:
   mid-scenario crash.
 
 Names: a schema is addressed by its path below `schemas/` without `.schema.json`
-(`"openwop/capabilities"`) or, when unambiguous, by its bare stem (`"capabilities"`). A JSON
-pointer may follow `#`: `"run-event-payloads#/$defs/memoryCompacted"`.
+(`"openwop/capabilities"`) or, when unambiguous, by its bare stem (`"capabilities"`). A bare stem
+shared by a v1 file and its OpenWOP major-2 twin (`openwop/v2/…`) names the v1 file: a v2 schema
+is always named in full (conformance/majors/v2.py). A JSON pointer may follow `#`:
+`"run-event-payloads#/$defs/memoryCompacted"`.
 """
 
 from __future__ import annotations
@@ -207,6 +209,12 @@ class SchemaCorpus:
 
     # -- public -------------------------------------------------------------------------------
 
+    def contents(self, schema_ref: str) -> Any:
+        """The parsed document a schema name addresses (for facts it carries, such as the v2
+        envelope's registered statuses)."""
+        entry, _ = self._split(schema_ref)
+        return self._registry.contents(entry.uri)
+
     @property
     def names(self) -> list[str]:
         """Every qualified schema name in the corpus."""
@@ -278,6 +286,8 @@ class SchemaCorpus:
         if name in self._entries:
             return self._entries[name], pointer
         candidates = self._aliases.get(name, [])
+        if len(candidates) > 1:  # a v1 file and its v2 twin: the bare stem is the v1 one
+            candidates = [c for c in candidates if "/v2/" not in f"/{c}"] or candidates
         if len(candidates) == 1:
             return self._entries[candidates[0]], pointer
         if candidates:

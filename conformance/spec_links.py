@@ -2,7 +2,8 @@
 
 A requirement's section names its sources in prose ("RFC 0012 §D; agent-memory.md §SR-1 (...)"),
 `;` between sources. Reports (Allure, and whatever else wants a clickable source) need URLs, so this
-module recognises the OpenWOP documents among them and leaves the rest unlinked: this project's own
+module recognises the OpenWOP documents among them (the spec/v1 ones often by bare file name, the
+spec/v2/core ones by path, the RFCs by number) and leaves the rest unlinked: this project's own
 documents (docs/…), the Phase 11 retention document (no public address is recorded for it, see
 shared/seeds/README.md), other standards (RFC 8785) and schema fragments.
 
@@ -27,6 +28,8 @@ RFC_PATHS = {
     "0012": "RFCS/0012-memory-compaction-profile.md",
     "0062": "RFCS/0062-scheduled-memory-distillation.md",
     "0073": "RFCS/0073-capability-document-root-layout.md",
+    "0189": "RFCS/0189-normative-home.md",
+    "0228": "RFCS/0228-v1-host-service-error-codes.md",
 }
 # The spec/v1 documents the registry cites, often by bare file name ("agent-memory.md").
 SPEC_DOCUMENTS = frozenset(
@@ -44,6 +47,10 @@ SPEC_DOCUMENTS = frozenset(
 
 _RFC = re.compile(r"\bRFC\s+(\d{4})\b")
 _SPEC_DOCUMENT = re.compile(r"^(?:spec/v1/)?([a-z0-9-]+\.md)\b")
+# The OpenWOP v2 texts, always cited by their path; "v2: " opens the v2 half of a row both majors share
+# (fixtures/requirements.yaml: "<v1 source>; v2: spec/v2/core/…").
+_V2_DOCUMENT = re.compile(r"^(?:v2:\s*)?(spec/v2/core/[a-z0-9-]+\.md)\b")
+_V2_PREFIX = re.compile(r"^v2:\s*")
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,10 @@ def _link(source: str) -> SpecLink | None:
 
 def _path(source: str) -> str | None:
     """The repository path of the one source a `;`-separated piece names (its leading reference)."""
+    v2 = _V2_DOCUMENT.match(source)
+    if v2:
+        return v2.group(1)
+    source = _V2_PREFIX.sub("", source)
     document = _SPEC_DOCUMENT.match(source)
     if document:
         return f"spec/v1/{document.group(1)}" if document.group(1) in SPEC_DOCUMENTS else None
@@ -90,5 +101,5 @@ def _path(source: str) -> str | None:
 
 def _name(source: str) -> str:
     """The source without its quoted or explained part: "RFC 0012 §D (\"route …\")" → "RFC 0012 §D"."""
-    name = source.split(" (", 1)[0].strip()
+    name = _V2_PREFIX.sub("v2 ", source.split(" (", 1)[0].strip())
     return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1] + "…"

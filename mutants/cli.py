@@ -29,7 +29,8 @@ def list_mutants() -> int:
     from mutants.catalog import MUTANTS
 
     for item in MUTANTS.values():
-        print(f"{item.name:40} {item.expected:11} {item.requirement:45} {item.description}")
+        graded = f" (graded at OpenWOP major {item.major})" if item.major != 1 else ""
+        print(f"{item.name:40} {item.expected:11} {item.requirement:45} {item.description}{graded}")
     return 0
 
 

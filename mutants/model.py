@@ -40,6 +40,9 @@ class Mutant:
     outcomes: Mapping[str, str]
     description: str
     build: Callable[[Assembly], Assembly]
+    # The OpenWOP major the suite grades this defect at (`--protocol-major`): a v2 defect is in what
+    # the host serves under major 2, and changes nothing a major-1 run sees.
+    major: int = 1
 
     def __post_init__(self) -> None:
         if not self.outcomes:
@@ -55,7 +58,7 @@ class Mutant:
         clash = sorted(set(changes) & set(self.outcomes))
         if clash:
             raise ValueError(f"mutant {self.name!r} declares {clash} twice")
-        return Mutant(self.name, {**self.outcomes, **changes}, self.description, self.build)
+        return Mutant(self.name, {**self.outcomes, **changes}, self.description, self.build, self.major)
 
     @property
     def requirement(self) -> str:

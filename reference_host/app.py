@@ -26,6 +26,7 @@ from reference_host.http.compaction import mount_compaction_seams
 from reference_host.http.distillation import mount_distillation
 from reference_host.http.memory import mount_put, mount_reads
 from reference_host.http.retention import mount_retention
+from reference_host.majors import V2Errors, VersionNegotiation, mount_v2_addresses
 from reference_host.models import UrlCheck
 from reference_host.openapi import install_openapi
 from reference_host.parts import HostParts
@@ -70,12 +71,16 @@ def create_app(config: HostConfig, parts: HostParts | None = None) -> FastAPI:
     mount_retention(app, config, engine, parts)
     mount_reads(app, config, store)
     mount_put(app, config, store, parts.put_scrubber(store))
+    mount_v2_addresses(app, config)
     app.router.routes[:] = parts.routes(list(app.router.routes))
 
     # Added last, so it is the outermost layer of the host: before every route, every body.
     public = (DISCOVERY_PATH, app.openapi_url or "")
     edge_options = {"config": config, "public_paths": public, "envelope": parts.envelope}
     app.add_middleware(Edge, **edge_options, routes=lambda: app.router.routes)
+    # Outside the edge: the major a request is served under, and v2 error answers (majors.py)
+    app.add_middleware(V2Errors)
+    app.add_middleware(VersionNegotiation, config=config, envelope=parts.envelope)
     for layer in parts.app_layers:
         app.add_middleware(AppLayer, wrap=layer)
     return app

@@ -34,6 +34,14 @@ def _parse_keys(pairs: list[str]) -> dict[str, str]:
     return keys
 
 
+def _parse_majors(text: str) -> tuple[int, ...]:
+    """`1,2`, `2` or `1`: the OpenWOP majors to serve."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if not parts or any(p not in ("1", "2") for p in parts):
+        raise typer.BadParameter(f"expected 1, 2 or 1,2, got {text!r}", param_hint="--protocol-majors")
+    return tuple(sorted({int(p) for p in parts}))
+
+
 @app.command()
 def serve(
     ctx: typer.Context,
@@ -91,6 +99,13 @@ def serve(
             "certification bundles of this host are signed with); repeatable. None by default.",
         ),
     ] = [],  # noqa: B006
+    protocol_majors: Annotated[
+        str,
+        typer.Option(
+            help="OpenWOP majors served: 1,2 (the overlap: header-less requests get v1), 2 (v1 "
+            "dropped: the v2 discovery root for every request, a v1 header answers 406) or 1."
+        ),
+    ] = "1,2",
 ) -> None:
     """Serve the host until interrupted."""
     if not api_key:
@@ -119,6 +134,7 @@ def serve(
         signing_keys = tuple(read_published(spec) for spec in publish_signing_key)
     except SigningKeyError as exc:
         raise typer.BadParameter(str(exc), param_hint="--publish-signing-key") from None
+    majors = _parse_majors(protocol_majors)
     url = database_url or f"sqlite:///{Path('openwop-reference-host.db').resolve()}"
     config = HostConfig(
         api_keys=_parse_keys(api_key),
@@ -134,6 +150,7 @@ def serve(
         lock_timeout=lock_timeout,
         shutdown_timeout=shutdown_timeout,
         signing_keys=signing_keys,
+        protocol_majors=majors,
     )
     assemble = ctx.obj  # None: the production host
     config, parts = assemble(config) if assemble is not None else (config, None)

@@ -45,3 +45,6 @@ class HostConfig:
     # Certification-bundle signing keys published in discovery as signingKeys[] (signing_keys.py);
     # none by default
     signing_keys: tuple[dict[str, str], ...] = ()
+    # The OpenWOP majors served (majors.py): both through the overlap (header-less requests get v1),
+    # (2,) for a host that has dropped v1, (1,) for a v1-only host
+    protocol_majors: tuple[int, ...] = (1, 2)

@@ -5,26 +5,41 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from reference_host import __version__
 from reference_host.config import HostConfig
 from reference_host.http.retention import DISCOVERY_KEY, capability_block
+from reference_host.majors import MINOR, SCOPE_KEY, overlap_fields, preferred_major, v2_root
 from reference_host.tokens import DEFAULT_TOKENIZER
 
 DISCOVERY_PATH = "/.well-known/openwop"
 
 
 def mount_discovery(app: FastAPI, config: HostConfig) -> None:
-    """`GET /.well-known/openwop`: public (the edge lets it through without a key), cacheable."""
+    """`GET /.well-known/openwop`: public (the edge lets it through without a key), cacheable; one
+    resource whose representation the request's major selects (majors.py)."""
 
     @app.get(DISCOVERY_PATH)
-    def discovery() -> JSONResponse:
-        return JSONResponse(discovery_document(config), headers={"Cache-Control": "public, max-age=300"})
+    def discovery(request: Request) -> JSONResponse:
+        major = request.scope.get(SCOPE_KEY) or preferred_major(config)
+        headers = {
+            "Cache-Control": "public, max-age=300",
+            "Vary": "OpenWOP-Version",
+            "OpenWOP-Version": MINOR[major],
+        }
+        return JSONResponse(represented(config, major), headers=headers)
+
+
+def represented(config: HostConfig, major: int) -> dict[str, Any]:
+    """The discovery document under `major`: the v1 document, or the closed v2 root."""
+    document = discovery_document(config)
+    return v2_root(config, document) if major == 2 else document | overlap_fields(config)
 
 
 def discovery_document(config: HostConfig) -> dict[str, Any]:
+    """The v1 discovery document (what every v1 client has always read)."""
     document: dict[str, Any] = {
         "protocolVersion": "1.0",
         "supportedEnvelopes": [],

@@ -165,16 +165,27 @@ def check_url(raw_path: bytes, query_string: bytes) -> None:
 
 
 MEMORY_PREFIX = b"/v1/memory/"
+# the same routes under OpenWOP major 2, a host-proprietary path (majors.py V2_ADDRESSES)
+MEMORY_PREFIX_V2 = b"/host/memory-conformance/memory/"
 MEMORY_LIST_PATH = "/v1/memory/{memoryRef:path}"  # the path parameters are declared by openapi.py
 MEMORY_ENTRY_PATH = "/v1/memory/{memoryRef:path}/{id:path}"
 _NAME = re.compile(NO_CONTROL)
 
 
+def _after_prefix(raw_path: bytes) -> bytes | None:
+    """The raw path after `/v1/memory/` (or its major-2 address), None for another path."""
+    for prefix in (MEMORY_PREFIX, MEMORY_PREFIX_V2):
+        if raw_path.startswith(prefix):
+            return raw_path.split(b"?", 1)[0].removeprefix(prefix)
+    return None
+
+
 def _raw_segments(raw_path: bytes) -> int:
     """How many non-empty raw segments follow `/v1/memory/` (0: another shape)."""
-    if not raw_path.startswith(MEMORY_PREFIX):
+    rest = _after_prefix(raw_path)
+    if rest is None:
         return 0
-    segments = raw_path.split(b"?", 1)[0].removeprefix(MEMORY_PREFIX).split(b"/")
+    segments = rest.split(b"/")
     return 0 if not all(segments) else len(segments)
 
 
@@ -211,7 +222,7 @@ def memory_path(raw_path: bytes) -> tuple[str, str | None]:
     LookupError when the path has another shape (a 404); ValueError(message, field) when a segment
     breaks the rule the seeds apply to memoryRef and id (a 400 naming it).
     """
-    segments = raw_path.split(b"?", 1)[0].removeprefix(MEMORY_PREFIX).split(b"/")
+    segments = (_after_prefix(raw_path) or b"").split(b"/")
     if not segments[0] or len(segments) > 2 or (len(segments) == 2 and not segments[1]):
         raise LookupError(raw_path)
     decoded = []

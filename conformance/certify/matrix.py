@@ -10,7 +10,8 @@ the keys the maintainer trusts; a field no signature covers is marked unauthenti
 The columns (OpenWOP's, with this suite's outcomes):
 
     Host                 implementation name@version, URL (or "embedded"), `host.build` when present
-    Suite and flags      suite name@version (and commit), the options that change grading
+    Suite and flags      suite name@version (and commit), the OpenWOP major graded, the options that
+                         change grading
     Advertised profiles  the graded profiles whose rows were not all UNSUPPORTED/NOT-RUN
     Discovery            SHA-256 of the discovery document (first 12 hex digits)
     pass / fail / blocked / inapplicable / skipped
@@ -101,11 +102,21 @@ def suite_text(bundle: Bundle) -> str:
     return text + (f" ({str(commit)[:DIGEST_SHOWN]}{', modified' if modified else ''})" if commit else "")
 
 
+def graded_major(bundle: Bundle) -> int | None:
+    """The OpenWOP major the bundle graded: a result bundle's `protocolMajor`, a v3 bundle's
+    `suite.targetMajor` (None for a bundle from before the suite said)."""
+    major = bundle.data.get("protocolMajor", (bundle.data.get("suite") or {}).get("targetMajor"))
+    return major if isinstance(major, int) and not isinstance(major, bool) else None
+
+
 def flags(bundle: Bundle) -> list[str]:
-    """The options that change what was graded or how strictly, as command-line flags."""
+    """The options that change what was graded or how strictly, as command-line flags (the OpenWOP
+    major graded first, whether it was asked for or was the host's default)."""
     options = bundle.data.get("options") or {}
     selection = bundle.data.get("selection") or {}
-    shown = ["--require-behavior"] if options.get("requireBehavior") else []
+    major = graded_major(bundle)
+    shown = [f"--protocol-major {major}"] if major is not None else []
+    shown += ["--require-behavior"] if options.get("requireBehavior") else []
     shown += [f"--profile {p}" for p in options.get("profiles") or []]
     shown += [f"--requirement {r}" for r in options.get("requirements") or []]
     shown += [f"--disable {rid}" for rid in sorted(options.get("disabled") or {})]

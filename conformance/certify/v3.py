@@ -337,7 +337,7 @@ def export_v3(
             "name": SUITE_NAME,
             # Inside the signature: semver build metadata names which suite graded the host.
             "version": f"{suite.get('version', '0.0.0')}+{identity.OUR_SUITE}",
-            "targetMajor": 2 if preferred.split(".", 1)[0] == "2" else 1,
+            "targetMajor": _target_major(bundle, preferred),
             "specArtifactsVersion": f"{identity.OUR_SUITE} {suite.get('version', '0.0.0')}",
         },
         "host": host,
@@ -385,6 +385,15 @@ def export_v3(
             ]
         }
     return out
+
+
+def _target_major(bundle: dict[str, Any], preferred: str) -> int:
+    """The major the run graded (`protocolMajor`); for a bundle from before the suite recorded it,
+    the major of the host's preferred version."""
+    graded = bundle.get("protocolMajor")
+    if isinstance(graded, int) and not isinstance(graded, bool) and graded in (1, 2):
+        return graded
+    return 2 if preferred.split(".", 1)[0] == "2" else 1
 
 
 def _digest_or_refuse(value: Any, what: str, digest: Any = sha256_jcs) -> str:

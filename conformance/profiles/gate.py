@@ -1,4 +1,9 @@
-"""One gate shape for every memory profile: advertised, else UNSUPPORTED; its seams answer, else BLOCKED.
+"""One gate shape for every memory profile: advertised, else UNSUPPORTED; its seams located and
+answering, else BLOCKED.
+
+What "advertised" means and where the seams are is the graded major's (conformance/majors): v1 reads
+`supported: true` and the v1 paths; v2 reads the record's presence and locates the seams from the seams
+profile or the host's declaration, BLOCKED with the sentence followed when it finds neither.
 
 A profile package (compaction, distillation, retention) describes its gate with a `Gate`: where
 discovery advertises it, how its seams are opened and probed, and what to say when it is not there.
@@ -40,15 +45,18 @@ class Gate(Generic[S]):
     preflight: Callable[[HostClient, dict[str, Any]], tuple[str, str, Any]]  # the credential preflight
 
     def advertised(self, discovery: Discovery) -> dict[str, Any] | None:
-        """The advertising block when it says `supported: true`, else None."""
+        """The advertising block when it claims the profile under the graded major, else None."""
         block = self.block(discovery)
-        return block if isinstance(block, dict) and block.get("supported") is True else None
+        return block if isinstance(block, dict) and discovery.advertised(block) else None
 
     def open(self, session: Session) -> tuple[S, dict[str, Any]]:
         """The profile's seams and block: UNSUPPORTED if not advertised, BLOCKED if its seam is absent."""
         block = self.advertised(session.discovery)
         if block is None:
             raise Unsupported(self.not_advertised(session.discovery))
+        problem = session.discovery.major.seams_problem(session.discovery.document)
+        if problem is not None:
+            raise Blocked(f"{self.name} advertised, but {problem}")
         seams = self.seams(session.client, block)
         status = session.probed(self.probe_key, seams.probe)
         if status in ABSENT:

@@ -19,6 +19,8 @@ import pytest
 
 from conformance.client import Reply, path_segment
 from conformance.context import Driver, Scenario
+from conformance.majors import V1, V2
+from conformance.majors.v2 import registered_status
 from conformance.observed import drive_each, per_requirement
 from conformance.outcomes import HostError
 from conformance.profiles import MemoryProfiles
@@ -28,6 +30,7 @@ from conformance.profiles.distillation.seams import DISTILL
 BAD_INPUT = "errors.bad-input-4xx"
 STRICT = "errors.strict-input-4xx"
 ENVELOPE = "errors.flat-envelope"
+ENVELOPE_V2 = "errors.v2.registered-envelope"
 REFUSED = (401, 403)
 
 
@@ -177,21 +180,39 @@ def grade_4xx(ctx: Scenario, requirement: str, seen: Seen) -> None:
         ctx.block(requirement, reason)
 
 
-def grade_envelope(ctx: Scenario, seen: Seen) -> None:
-    """Every error answer among them is the flat envelope."""
+def grade_envelope(
+    ctx: Scenario, seen: Seen, requirement: str = ENVELOPE, schema: str = V1.envelope_schema
+) -> None:
+    """Every error answer among them is the flat envelope (of the major `schema` belongs to)."""
     errors = [(probe, reply) for probe, reply in seen.judged() if reply.status >= 400]
     for probe, reply in errors:
         ctx.check_schema(
-            ENVELOPE,
-            "error-envelope",
+            requirement,
+            schema,
             reply.body,
             surface="error-answer",
-            note=f"{probe.label}: flat {{error, message, details?}} (error-envelope schema)",
+            note=f"{probe.label}: flat {{error, message, details?}} ({schema} schema)",
         )
     if reason := seen.all_refused():
-        ctx.block(ENVELOPE, reason)
+        ctx.block(requirement, reason)
     elif seen.finished and not errors:
-        ctx.inapplicable(ENVELOPE, "no probe here was answered with an error to check")
+        ctx.inapplicable(requirement, "no probe here was answered with an error to check")
+
+
+def grade_registered_status(ctx: Scenario, seen: Seen) -> None:
+    """A registered code comes with its registered status (errors.md §The envelope)."""
+    for probe, reply in seen.judged():
+        code = reply.body.get("error") if reply.status >= 400 and isinstance(reply.body, dict) else None
+        status = registered_status(code) if isinstance(code, str) else None
+        if status is None:
+            continue  # a vendor code (or no code: the schema check says so)
+        ctx.check(
+            ENVELOPE_V2,
+            reply.status == status,
+            reply.summary() | {"registeredStatus": status},
+            surface="error-answer",
+            note=f"{probe.label}: {code} answered with its registered status {status}",
+        )
 
 
 REFUSED_WITH_4XX = {BAD_INPUT: "required", STRICT: "loose"}
@@ -209,3 +230,11 @@ def test_refused_with_4xx(ctx, observed, rid):
 def test_flat_envelope(ctx, observed, probes):
     with observed[probes] as seen:
         grade_envelope(ctx, seen)
+
+
+@pytest.mark.parametrize("probes", ["required", "loose"])
+@pytest.mark.requirement(ENVELOPE_V2)
+def test_v2_registered_envelope(ctx, observed, probes):
+    with observed[probes] as seen:
+        grade_envelope(ctx, seen, ENVELOPE_V2, V2.envelope_schema)
+        grade_registered_status(ctx, seen)

@@ -5,9 +5,10 @@ from typing import Any
 import pytest
 
 from conformance.context import Scenario
+from conformance.majors import V1, V2
 from conformance.outcomes import Unsupported
 
-SCHEMA = "capabilities#/properties/memory/properties/compaction"
+SCHEMA = V1.compaction_schema
 
 
 def _block(ctx: Scenario) -> tuple[dict[str, Any], dict[str, Any], str]:
@@ -37,10 +38,16 @@ def test_compaction_block_valid(ctx):
     ctx.check_schema("rfc0012.A.compaction-block-valid", SCHEMA, block, surface="discovery")
 
 
+@pytest.mark.requirement("rfc0012.A.v2.compaction-facet-valid")
+def test_compaction_facet_valid_v2(ctx):
+    _, block, _ = _block(ctx)
+    ctx.check_schema("rfc0012.A.v2.compaction-facet-valid", V2.compaction_schema, block, surface="discovery")
+
+
 @pytest.mark.requirement("rfc0012.A.trigger-present")
 def test_trigger_present(ctx):
     _, block, _ = _block(ctx)
-    if block.get("supported") is not True:
+    if not ctx.discovery.advertised(block):
         ctx.inapplicable("rfc0012.A.trigger-present", "compaction advertised with supported != true")
         return
     ctx.check(

@@ -26,7 +26,6 @@ from conformance.profiles.compaction.checks import (
 from conformance.profiles.compaction.seams import entry
 from conformance.surfaces import ReadBack, read_output
 
-SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 EVENT_TYPE = "memory.compacted"
 # The payload fields RFC 0012 §B defines; a logged event may carry more (the schema is open).
 DEFINED = ("memoryRef", "outputId", "sourceIds", "sourceCount", "trigger", "byteSize")
@@ -111,7 +110,7 @@ def test_event_schema(ctx, observed):
         for surface, payload in seen.views():
             ctx.check_schema(
                 "rfc0012.B.event-schema",
-                SCHEMA,
+                ctx.discovery.major.event_schema,
                 payload,
                 surface=surface,
                 note=f"{LABELS[surface]}: valid payload",

@@ -2,10 +2,13 @@
 
 import pytest
 
+from conformance.majors import V1
+
 
 @pytest.mark.requirement("discovery.document-valid")
 def test_discovery_document_validates(ctx):
-    ctx.check_schema("discovery.document-valid", "capabilities", ctx.discovery.document, surface="discovery")
+    document = ctx.discovery.document
+    ctx.check_schema("discovery.document-valid", V1.discovery_schema, document, surface="discovery")
 
 
 @pytest.mark.requirement("discovery.families-at-root")

@@ -6,10 +6,11 @@ from typing import Any
 import pytest
 
 from conformance.context import Scenario
+from conformance.majors import V1, V2
 from conformance.outcomes import Unsupported
 from conformance.schemas import is_duration
 
-SCHEMA = "capabilities#/properties/memory/properties/distillation"
+SCHEMA = V1.distillation_schema
 
 
 def _block(ctx: Scenario) -> tuple[dict[str, Any], str]:
@@ -39,6 +40,14 @@ def test_block_valid(ctx):
     ctx.check_schema("rfc0062.A.block-valid", SCHEMA, block, surface="discovery")
 
 
+@pytest.mark.requirement("rfc0062.A.v2.distillation-facet-valid")
+def test_distillation_facet_valid_v2(ctx):
+    block, _ = _block(ctx)
+    ctx.check_schema(
+        "rfc0062.A.v2.distillation-facet-valid", V2.distillation_schema, block, surface="discovery"
+    )
+
+
 def _is_duration(value: Any) -> bool:
     """The schema's `duration` format (RFC 3339 Appendix A), and a string: the format alone passes
     a number."""
@@ -61,17 +70,18 @@ def test_archive_retention_duration(ctx):
 
 
 def _implies(ctx: Scenario, flag: str, family: str, rid: str) -> None:
-    """`flag: true` in the block ⇒ the `family` capability family says `supported: true`."""
+    """`flag: true` in the block ⇒ the `family` capability family is advertised (v1: `supported: true`;
+    v2: its record is there)."""
     if _block(ctx)[0].get(flag) is not True:
         ctx.inapplicable(rid, f"{flag} is not true")
         return
     value, where = ctx.discovery.family(family)
     ctx.check(
         rid,
-        isinstance(value, dict) and value.get("supported") is True,
+        ctx.discovery.advertised(value),
         {flag: True, family: value, "foundAt": where},
         surface="discovery",
-        note=f"{flag}: true ⇒ {family}.supported: true",
+        note=f"{flag}: true ⇒ the {family} family is advertised",
     )
 
 

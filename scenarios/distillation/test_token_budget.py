@@ -242,7 +242,11 @@ def test_budget_exceeded_error(ctx, observed):
                 note=f"{label}: 4xx {BUDGET_ERROR}, no archiveChecksum",
             )
             ctx.check_schema(
-                EXCEEDED, "error-envelope", body, surface="error-answer", note=f"{label}: flat envelope"
+                EXCEEDED,
+                ctx.discovery.major.envelope_schema,
+                body,
+                surface="error-answer",
+                note=f"{label}: flat envelope",
             )
 
 

@@ -41,7 +41,6 @@ from conformance.surfaces import MemorySurfaces, read_events
 
 EVENT, SR1 = "p11.compaction.rfc0012-event", "p11.compaction.sr1-carry-forward"
 PARTIAL = "p11.compaction.no-partial-disclosure"
-SCHEMA = "run-event-payloads#/$defs/memoryCompacted"
 TITLE_MAX = 512  # docs/retention-profile.md: a title is at most 512 characters
 Memories = list[dict[str, Any]]
 
@@ -183,8 +182,9 @@ def _check_node_event(
     if not mine:
         return None
     payload = _payload(mine[0])
+    schema = ctx.discovery.major.event_schema
     ctx.check_schema(
-        EVENT, SCHEMA, payload, surface="event-log", note=f"the event of {node_id} is valid against {SCHEMA}"
+        EVENT, schema, payload, surface="event-log", note=f"the event of {node_id} is valid against {schema}"
     )
     listed = payload.get("sourceIds")
     ctx.check(

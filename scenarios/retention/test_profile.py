@@ -3,13 +3,13 @@
 import pytest
 
 from conformance.outcomes import Unsupported
-from conformance.profiles.retention.seams import DISCOVERY_KEY, memory
+from conformance.profiles.retention.seams import memory
 
 
 def _block(ctx):
-    block = ctx.discovery.document.get(DISCOVERY_KEY)
+    block = ctx.discovery.retention()
     if not isinstance(block, dict) or block.get("supported") is not True:
-        raise Unsupported(f"no {DISCOVERY_KEY} block with supported: true")
+        raise Unsupported(f"no {ctx.discovery.major.retention_key} block with supported: true")
     return block
 
 
@@ -50,7 +50,11 @@ def _refused_and_unwritten(ctx, seams, requirement_id, project, label, batch):
         note=f"{label}: refused with a 4xx",
     )
     ctx.check_schema(
-        requirement_id, "error-envelope", reply.body, surface="error-answer", note=f"{label}: flat envelope"
+        requirement_id,
+        ctx.discovery.major.envelope_schema,
+        reply.body,
+        surface="error-answer",
+        note=f"{label}: flat envelope",
     )
     left = seams.listing(project)
     ctx.check(

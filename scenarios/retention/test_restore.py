@@ -201,7 +201,7 @@ def _check_refusal(
     )
     ctx.check_schema(
         REFUSES,
-        "error-envelope",
+        ctx.discovery.major.envelope_schema,
         reply.body,
         surface="error-answer",
         note=f"restoring {label}: the refusal is a flat error envelope",

@@ -67,6 +67,14 @@ def test_a_row_is_named_and_profiled_the_same_way_wherever_the_suite_ran(signed)
     assert v3.profile_of(row_elsewhere["id"]) == "compaction"  # from the registry, never the path
 
 
+def test_the_target_major_is_the_major_the_run_graded():
+    """`suite.targetMajor` is the bundle's `protocolMajor`; a bundle from before the suite recorded
+    it falls back to the major of the host's preferredVersion."""
+    assert v3.export_v3(native_bundle(), build=BUILD)["suite"]["targetMajor"] == 1
+    graded_at_2 = native_bundle() | {"protocolMajor": 2}
+    assert v3.export_v3(graded_at_2, build=BUILD)["suite"]["targetMajor"] == 2
+
+
 def test_the_export_needs_a_build_and_refuses_what_is_not_i_json():
     unbuilt = native_bundle()
     unbuilt["host"]["build"] = None

@@ -385,6 +385,16 @@ def test_suite_cell_names_the_flags_that_change_grading(tmp_path):
     assert cell == f"`s@1 (ffffffffffff, modified)` `{flags}`"
 
 
+def test_suite_cell_names_the_openwop_major_graded_first(tmp_path):
+    """A result bundle says it in `protocolMajor`, a v3 bundle in `suite.targetMajor`; a bundle from
+    before the suite recorded a major shows none."""
+    graded = bundle_dict(protocolMajor=2, options={"requireBehavior": True})
+    cell = matrix.md_cell(matrix.row_cells(loaded(tmp_path, graded), PROFILES)[1])
+    assert cell.endswith("`--protocol-major 2 --require-behavior`")
+    assert matrix.graded_major(loaded(tmp_path, bundle_dict(suite={"name": "s", "targetMajor": 1}))) == 1
+    assert matrix.graded_major(loaded(tmp_path, bundle_dict())) is None
+
+
 def test_matrix_command_usage_errors(tmp_path, capsys):
     good = written(tmp_path, "good.json", bundle_dict())
     broken = tmp_path / "broken.json"

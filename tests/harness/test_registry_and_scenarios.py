@@ -12,7 +12,9 @@ from conformance.requirements import LEVELS, aliases, canonical, get, registry
 ID_RE = re.compile(r"^[a-z0-9]+(\.[A-Za-z0-9-]+)+$")
 
 
-ID_LIKE = re.compile(r"^(rfc\d{4}|p11|discovery|errors|auth|retention|sr1|cti1)\.[A-Za-z0-9.-]+$")
+ID_LIKE = re.compile(
+    r"^(rfc\d{4}|p11|discovery|errors|auth|retention|sr1|cti1|versioning|seams)\.[A-Za-z0-9.-]+$"
+)
 
 
 def _scenario_ids() -> dict[str, set[str]]:

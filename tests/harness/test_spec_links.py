@@ -18,6 +18,17 @@ def test_a_spec_document_links_with_or_without_its_folder():
     assert spec_link("agent-memory.md §SR-1").url == f"{BLOB}/spec/v1/agent-memory.md"
 
 
+def test_a_v2_text_links_by_its_path_also_as_the_v2_half_of_a_shared_row():
+    """A row both majors share cites "<v1 source>; v2: spec/v2/core/…" (fixtures/requirements.yaml)."""
+    links = spec_links('RFC 0012 §A; v2: spec/v2/core/capabilities.md §2 ("`supported` does not exist")')
+    assert [link.url for link in links] == [
+        f"{BLOB}/RFCS/0012-memory-compaction-profile.md",
+        f"{BLOB}/spec/v2/core/capabilities.md",
+    ]
+    assert links[1].name == "v2 spec/v2/core/capabilities.md §2"
+    assert spec_link("v2: RFC 0228 §H").url == f"{BLOB}/RFCS/0228-v1-host-service-error-codes.md"
+
+
 def test_the_name_drops_the_quoted_explanation():
     assert spec_link('RFC 0012 §D ("route the derived content …"), §Summary').name == "RFC 0012 §D"
 

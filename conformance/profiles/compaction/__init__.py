@@ -10,9 +10,11 @@ GATE: Gate[CompactionSeams] = Gate(
     probe_key="compact",
     block=lambda discovery: discovery.compaction(),
     not_advertised=lambda discovery: (
-        f"memory.compaction.supported is not true (memory family: {discovery.memory()[1]})"
+        f"{discovery.major.not_advertised('memory.compaction')} (memory family: {discovery.memory()[1]})"
     ),
     seams=lambda client, _block: CompactionSeams(client),
-    absent=lambda _seams, status: f"compaction advertised but POST {COMPACT} answered {status}",
+    absent=lambda seams, status: (
+        f"compaction advertised but POST {seams.client.route.locate(COMPACT)} answered {status}"
+    ),
     preflight=lambda _client, _block: ("POST", COMPACT, {}),
 )

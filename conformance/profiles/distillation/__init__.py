@@ -10,9 +10,11 @@ GATE: Gate[DistillationSeams] = Gate(
     probe_key="distill",
     block=lambda discovery: discovery.memory()[0].get("distillation"),
     not_advertised=lambda discovery: (
-        f"memory.distillation.supported is not true (memory family: {discovery.memory()[1]})"
+        f"{discovery.major.not_advertised('memory.distillation')} (memory family: {discovery.memory()[1]})"
     ),
     seams=lambda client, _block: DistillationSeams(client),
-    absent=lambda _seams, status: f"distillation advertised but POST {DISTILL} answered {status}",
+    absent=lambda seams, status: (
+        f"distillation advertised but POST {seams.client.route.locate(DISTILL)} answered {status}"
+    ),
     preflight=lambda _client, _block: ("POST", DISTILL, {}),
 )

@@ -4,14 +4,14 @@ its gate."""
 from __future__ import annotations
 
 from conformance.profiles.gate import Gate
-from conformance.profiles.retention.seams import DISCOVERY_KEY, RetentionSeams
+from conformance.profiles.retention.seams import RetentionSeams
 
 GATE: Gate[RetentionSeams] = Gate(
     name="retention",
     probe_key="retention",
-    block=lambda discovery: discovery.document.get(DISCOVERY_KEY),
-    not_advertised=lambda _discovery: (
-        f"{DISCOVERY_KEY}.supported is not true (retention profile not advertised)"
+    block=lambda discovery: discovery.retention(),
+    not_advertised=lambda discovery: (
+        f"{discovery.major.not_advertised(discovery.major.retention_key)} (retention profile not advertised)"
     ),
     seams=RetentionSeams,
     absent=lambda seams, status: f"retention profile advertised but {seams.base} routes answered {status}",

@@ -14,10 +14,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from conformance.client import HostClient, Reply, json_problem, path_segment
+from conformance.majors.v1 import RETENTION_KEY
 from conformance.outcomes import Blocked, HostError
 from conformance.surfaces import ABSENT, brief
 
-DISCOVERY_KEY = "x-host-openwop-conformance-memory-retention"
+DISCOVERY_KEY = RETENTION_KEY  # the v1 root key; under v2, extensions["memory-conformance.retention"]
 # A fixed "now" far from the real clock: every age in a scenario is relative to it, so a host that
 # reads its own clock instead of the request's `now` is caught, and runs are reproducible.
 NOW = datetime(2031, 3, 14, 12, 0, tzinfo=UTC)
