@@ -13,35 +13,70 @@ from reference_host.sr1 import Scrubber
 
 
 class NoRedaction(ScrubPolicy):
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
         return list(texts)
 
 
 class NoBoundaryScan(ScrubPolicy):
     """Each source redacted on its own: a secret cut across two sources survives in the archive."""
 
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
         redactor = scrubber.redactor(tenant)
         return [redactor.redact(text) for text in texts]
 
 
 class MarkersStripped(ScrubPolicy):
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
-        return [ANY_MARKER.sub("", text) for text in super().scrub(scrubber, tenant, texts, canary)]
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        return [ANY_MARKER.sub("", text) for text in super().scrub(scrubber, tenant, texts, canary, prior)]
 
 
 class Emptied(ScrubPolicy):
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
-        return [EMPTY_MARKER for _ in super().scrub(scrubber, tenant, texts, canary)]
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        return [EMPTY_MARKER for _ in super().scrub(scrubber, tenant, texts, canary, prior)]
 
 
 class CanaryUnscrubbed(ScrubPolicy):
     """The canary is added after SR-1 ran, so it is never scrubbed."""
 
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
         if canary is None:
-            return super().scrub(scrubber, tenant, texts, canary)
-        return [*super().scrub(scrubber, tenant, texts[:canary], None), texts[canary]]
+            return super().scrub(scrubber, tenant, texts, canary, prior)
+        return [*super().scrub(scrubber, tenant, texts[:canary], None, prior), texts[canary]]
 
 
 class CanaryIgnored(ScrubPolicy):
