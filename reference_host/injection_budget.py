@@ -61,6 +61,18 @@ class InjectionBudget:
             used += cost
             yield entry
 
+    def page(self, entries: Iterable[Entry], limit: int, max_bytes: int) -> list[Entry]:
+        """The answer, bounded as any listing page is: at most `limit` entries and `max_bytes` of
+        content (but at least one). With a budget, whichever of limit and budget yields fewer wins."""
+        page: list[Entry] = []
+        size = 0
+        for entry in entries:
+            size += len(entry.content.encode("utf-8"))
+            if len(page) >= limit or (page and size > max_bytes):
+                break
+            page.append(entry)
+        return page
+
 
 def budgeted_read(
     policy: InjectionBudget,
@@ -72,16 +84,8 @@ def budgeted_read(
     limit: int,
     max_bytes: int,
 ) -> list[Entry]:
-    """A read with RFC 0113's options: ranked, budgeted, then bounded as any page is (at most `limit`
-    entries and `max_bytes` of content, at least one): whichever bound is tighter wins."""
+    """A read with RFC 0113's options: ranked, budgeted, then bounded as any page is."""
     chosen = policy.ranked(candidates, rank, query)
     if token_budget is not None:
         chosen = policy.select(chosen, token_budget)
-    page: list[Entry] = []
-    size = 0
-    for entry in chosen:
-        size += len(entry.content.encode("utf-8"))
-        if len(page) >= limit or (page and size > max_bytes):
-            break
-        page.append(entry)
-    return page
+    return policy.page(chosen, limit, max_bytes)

@@ -79,6 +79,24 @@ class CanaryUnscrubbed(ScrubPolicy):
         return [*super().scrub(scrubber, tenant, texts[:canary], None, prior), texts[canary]]
 
 
+class TrustsPriorLevels(ScrubPolicy):
+    """Recursive distillation trusts the level below: a source that is an earlier distillation's
+    output is kept as it is ("already redacted"), so a secret registered since is carried forward."""
+
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        fresh = [i for i in range(len(texts)) if i not in prior]
+        where = fresh.index(canary) if canary in fresh else None
+        scrubbed = iter(super().scrub(scrubber, tenant, [texts[i] for i in fresh], where))
+        return [texts[i] if i in prior else next(scrubbed) for i in range(len(texts))]
+
+
 class CanaryIgnored(ScrubPolicy):
     def includes_canary(self, asked: bool) -> bool:
         return False
@@ -128,6 +146,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "secrets split across sources not caught",
         replacing(distill_scrub=NoBoundaryScan),
     ),
+    mutant(
+        "distill-trusts-prior-levels",
+        "rfc0062.B3.recursive-sr1",
+        "FAIL",
+        "a source that is an earlier distillation's output skips SR-1",
+        replacing(distill_scrub=TrustsPriorLevels),
+    ).also({"sr1.no-planted-secret-anywhere": "FAIL"}),  # a registered value in the archive
     mutant(
         "ignore-secret-canary",
         "rfc0062.B3.canary",
