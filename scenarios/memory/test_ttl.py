@@ -142,6 +142,8 @@ def _shown(case: Written, listing: list[dict[str, Any]]) -> list[tuple[str, Any]
 @pytest.mark.requirement(NOT_EXTENDED)
 def test_expiry_not_extended(ctx, observed):
     with observed as seen:
+        if seen.control is None:
+            return  # the driver stopped before the first put: its ending says why
         if not _read_route(seen):
             ctx.block(NOT_EXTENDED, "the read route does not show the stored control entry")
             return
