@@ -52,6 +52,12 @@ GATES: dict[str, ProfileGate] = {
         f"the host advertises no memory profile ({MEMORY_PROFILES})",
         "no memory profile the host advertises has its seam wired (every probe answers 404/405)",
     ),
+    "memory": ProfileGate(
+        "discovery does not say memory.supported: true, or does not advertise the capability the "
+        "requirement names (memory.ttlSupported, memory.maxEntrySizeBytes, memory.injectionBudget)",
+        "the memory read or write route (GET/PUT /v1/memory/…, docs/host-extensions.md) answers 404/405, "
+        "or a surface the requirement also needs does (POST /v1/test/secrets)",
+    ),
     "compaction": ProfileGate(
         "discovery does not say memory.compaction.supported: true",
         f"compaction is advertised but POST {COMPACT} answers 404/405",

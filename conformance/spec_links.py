@@ -26,8 +26,11 @@ NAME_LIMIT = 80
 RFC_PATHS = {
     "0004": "RFCS/0004-memory-layer.md",
     "0012": "RFCS/0012-memory-compaction-profile.md",
+    "0042": "RFCS/0042-experimental-capability-tier.md",
     "0062": "RFCS/0062-scheduled-memory-distillation.md",
     "0073": "RFCS/0073-capability-document-root-layout.md",
+    "0080": "RFCS/0080-agent-memory-capability-reconciliation.md",
+    "0113": "RFCS/0113-memory-injection-budget.md",
     "0189": "RFCS/0189-normative-home.md",
     "0228": "RFCS/0228-v1-host-service-error-codes.md",
 }

@@ -69,7 +69,7 @@ def create_app(config: HostConfig, parts: HostParts | None = None) -> FastAPI:
         mount_compaction_seams(app, config, store, compactor)
     mount_distillation(app, config, distiller, archives, workspace, parts)
     mount_retention(app, config, engine, parts)
-    mount_reads(app, config, store)
+    mount_reads(app, config, store, parts.injection_budget())
     mount_put(app, config, store, parts.put_scrubber(store))
     mount_v2_addresses(app, config)
     app.router.routes[:] = parts.routes(list(app.router.routes))

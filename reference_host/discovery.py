@@ -11,6 +11,7 @@ from fastapi.responses import JSONResponse
 from reference_host import __version__
 from reference_host.config import HostConfig
 from reference_host.http.retention import DISCOVERY_KEY, capability_block
+from reference_host.injection_budget import TOKEN_COUNTER
 from reference_host.majors import MINOR, SCOPE_KEY, overlap_fields, preferred_major, v2_root
 from reference_host.tokens import DEFAULT_TOKENIZER
 
@@ -72,6 +73,8 @@ def families(config: HostConfig) -> dict[str, Any]:
             "ttlSupported": True,
             "compaction": compaction_block(config),
             "distillation": distillation_block(config),
+            # RFC 0113: budgeted reads on the read route; no memory.search, so no relevance ranking
+            "injectionBudget": {"supported": True, "tokenCounter": TOKEN_COUNTER},
         },
         "workspace": {
             "supported": True,

@@ -139,6 +139,7 @@ class _Snapshot:
     source_ids: list[str]  # what the event reports (synthetic ids for explicit sources)
     lineage_ids: list[str]  # memory entries to link to the output (empty for explicit sources)
     canary_index: int | None
+    prior: list[int]  # indices of sources that are an earlier distillation's output (recursion)
 
 
 class Distiller:
@@ -171,6 +172,7 @@ class Distiller:
     ) -> Distiller:
         """The engine with the collaborators and decisions `parts` names (parts.py)."""
         policies = DistillPolicies(
+            snapshot=parts.distill_snapshot(),
             budget=parts.distill_budget(),
             over_budget=parts.distill_over_budget(),
             checksum=parts.distill_checksum(),
@@ -197,7 +199,9 @@ class Distiller:
         policies = self.policies
         budget = self.effective_budget(request.token_budget)
         snapshot = self._snapshot(tenant, request, now)
-        scrubbed = policies.scrub.scrub(self.scrubber, tenant, snapshot.texts, snapshot.canary_index)
+        scrubbed = policies.scrub.scrub(
+            self.scrubber, tenant, snapshot.texts, snapshot.canary_index, prior=snapshot.prior
+        )
         input_text = SEPARATOR.join(scrubbed)
         distilled = truncate_utf8(input_text, self.limits.max_output_bytes)
         tokens_used = count_tokens(input_text, self.limits.tokenizer) + count_tokens(
@@ -287,21 +291,16 @@ class Distiller:
             texts = list(request.sources)
             source_ids = [f"source-{i}" for i in range(len(texts))]
             lineage: list[str] = []
+            prior: list[int] = []
         else:
             limit = self.limits.max_input_entries
             if request.max_entries is not None:
                 limit = min(limit, request.max_entries)
-            entries = self.store.list_entries(
-                tenant,
-                request.memory_ref,
-                now,
-                limit=limit,
-                newest_first=False,
-                only_uncompacted=True,
-            )
+            entries = self.policies.snapshot.read(self.store, tenant, request.memory_ref, now, limit)
             texts = [e.content for e in entries]
             source_ids = [e.entry_id for e in entries]
             lineage = list(source_ids)
+            prior = [i for i, e in enumerate(entries) if DISTILLED_TAG in e.tags]
             if not texts and request.sample_when_empty:
                 texts = list(SAMPLE_SOURCES)
                 source_ids = [f"{SAMPLE_SOURCE_PREFIX}{i}" for i in range(len(texts))]
@@ -312,7 +311,7 @@ class Distiller:
             canary_index = len(texts)
             texts.append(CANARY_SOURCE)
             source_ids.append(CANARY_SOURCE_ID)
-        return _Snapshot(texts, source_ids, lineage, canary_index)
+        return _Snapshot(texts, source_ids, lineage, canary_index, prior)
 
     # -- the one transaction -------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 """The decisions of an RFC 0062 distillation run, one small class per concern (docs/distillation.md).
 
-`Distiller` (distillation.py) runs the steps; these classes decide what a step yields: the
-effective budget and whether a run fits it, what happens to a run over its budget, the archive's
-checksum, the memory index's entry, how the sources go through SR-1, and the `memory.compacted`
-event. `create_app` takes each from its parts (`parts.py`), the production one by default, so a
-replacement subclasses one class and changes one decision.
+`Distiller` (distillation.py) runs the steps; these classes decide what a step yields: the entries
+a run reads, the effective budget and whether a run fits it, what happens to a run over its budget,
+the archive's checksum, the memory index's entry, how the sources go through SR-1, and the
+`memory.compacted` event. `create_app` takes each from its parts (`parts.py`), the production one
+by default, so a replacement subclasses one class and changes one decision.
 """
 
 from __future__ import annotations
@@ -17,9 +17,23 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from reference_host.sr1 import Scrubber
+    from reference_host.store import Entry, MemoryStore
     from reference_host.workspace import WorkspaceStore
 
 EVENT_TYPE = "memory.compacted"
+
+
+class SnapshotPolicy:
+    """RFC 0062 §B(1): a run without explicit sources reads its memoryRef "via the RFC 0004 read
+    snapshot": the entries `list` shows at the run's start (live: none past its expiresAt), in one
+    query, oldest first, those not yet distilled, at most `limit`."""
+
+    def read(
+        self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
+    ) -> list[Entry]:
+        return store.list_entries(
+            tenant, memory_ref, now, limit=limit, newest_first=False, only_uncompacted=True
+        )
 
 
 class BudgetPolicy:
@@ -75,8 +89,18 @@ class ScrubPolicy:
         """Whether the run adds the RFC 0062 canary source (it does when the request asks)."""
         return asked
 
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
-        """The sources as the archive keeps them; `canary` is the canary source's index, if any."""
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        """The sources as the archive keeps them; `canary` is the canary source's index, if any, and
+        `prior` the indices of sources that are an earlier distillation's output. Those go through
+        SR-1 like the rest: each level of a recursive distillation re-checks it (agent-memory.md), so
+        a secret registered since the earlier run is caught now."""
         return scrubber.parts(tenant, texts)
 
 
@@ -97,6 +121,7 @@ class EventPolicy:
 class DistillPolicies:
     """Every decision of one distiller, the production ones by default."""
 
+    snapshot: SnapshotPolicy = field(default_factory=SnapshotPolicy)
     budget: BudgetPolicy = field(default_factory=BudgetPolicy)
     over_budget: OverBudgetPolicy = field(default_factory=OverBudgetPolicy)
     checksum: ChecksumPolicy = field(default_factory=ChecksumPolicy)

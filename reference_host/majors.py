@@ -110,8 +110,9 @@ def v2_root(config: HostConfig, v1_document: dict[str, Any]) -> dict[str, Any]:
     """The closed v2 root, from the same facts as the v1 document (no `supported`: presence claims)."""
     families = {key: v1_document[key] for key in ("memory", "workspace", "scheduling")}
     memory = {k: v for k, v in families["memory"].items() if k != "supported"}
-    for facet in ("compaction", "distillation"):
-        memory[facet] = {k: v for k, v in memory[facet].items() if k != "supported"}
+    for facet, block in memory.items():  # compaction, distillation, injectionBudget, …
+        if isinstance(block, dict):
+            memory[facet] = {k: v for k, v in block.items() if k != "supported"}
     limits = dict(v1_document["limits"])
     retention = dict(v1_document[_retention_key(v1_document)])
     retention["seamBase"] = v2_address(retention["seamBase"]) or retention["seamBase"]

@@ -127,6 +127,9 @@ SCHEMA_VALID_REFUSALS: tuple[tuple[str, str, int, str, str], ...] = (
     ("post", f"{RETENTION}/memories", 400, "validation_error", "updatedAt precedes createdAt"),
     ("post", f"{RETENTION}/runs", 400, "validation_error", "duplicate branch"),
     ("get", "*", 400, "validation_error", "cursor is not one this host issued"),
+    # RFC 0113: relevance needs memory.search semantic mode, which the host does not advertise
+    ("get", "/v1/memory/{memoryRef}", 400, "validation_error", "rank 'relevance' needs memory.search"),
+    ("get", "/v1/memory/{memoryRef}", 400, "validation_error", "tokenBudget reads one prefix"),
 )
 
 

@@ -32,8 +32,10 @@ from reference_host.distillation_policies import (
     IndexPolicy,
     OverBudgetPolicy,
     ScrubPolicy,
+    SnapshotPolicy,
 )
 from reference_host.errors import Envelope, flat_envelope
+from reference_host.injection_budget import InjectionBudget
 from reference_host.retention.policies import RetentionPolicies
 from reference_host.retention.seams import RetentionSeams
 from reference_host.sr1 import Scrubber, SecretSource
@@ -70,6 +72,8 @@ class HostParts:
     routes: Callable[[list[BaseRoute]], list[BaseRoute]] = _unchanged
     # -- compaction (compaction.py, store.py, pages.py) ----------------------------------------
     memory_store: Callable[[Any], Any] = _unchanged  # wraps the MemoryStore every route and engine uses
+    # RFC 0113's budgeted read on the memory read route (injection_budget.py): count, rank, select
+    injection_budget: Callable[[], InjectionBudget] = InjectionBudget
     # one compaction run's decisions (compaction_policy.py): each a class, instantiated per app
     compaction_sources: type[SourceSelection] = SourceSelection  # which entries a run collapses
     compaction_scrub: type[OutputScrub] = OutputScrub  # SR-1 over the joined sources
@@ -79,6 +83,7 @@ class HostParts:
     compaction_record: type[CompactionRecord] = CompactionRecord  # what is persisted, and how
     # -- distillation (distillation.py, archives.py, workspace.py, http/distillation.py) ---------
     # one run's decisions (distillation_policies.py): each a class, instantiated per app
+    distill_snapshot: type[SnapshotPolicy] = SnapshotPolicy  # the entries a run without sources reads
     distill_budget: type[BudgetPolicy] = BudgetPolicy  # effective budget, fit, reported tokensUsed
     distill_over_budget: type[OverBudgetPolicy] = OverBudgetPolicy  # what a refused run writes (nothing)
     distill_checksum: type[ChecksumPolicy] = ChecksumPolicy  # the archive's address

@@ -90,6 +90,8 @@ class CompactionWrite:
 
 DISTILLED_TAG = "distilled"  # tag of a distillation's output entry (RFC 0062)
 CHUNK = 500  # ids per IN (...) list: well under every backend's bound-parameter limit
+CANDIDATE_PAGE = 100  # entries a budgeted read (RFC 0113) reads from the store at a time ...
+CANDIDATE_BYTES = 4 * 1024 * 1024  # ... and at most this much of their content (at least one entry)
 
 
 def batches(conn: sa.Connection, values: Sequence[Any]) -> Iterator[Sequence[Any]]:
@@ -552,6 +554,26 @@ class MemoryStore:
             cursor=cursor,
         )
         return page.items, page.next_cursor
+
+    def budget_candidates(
+        self, tenant: str, memory_ref: str, now: datetime, *, tag: str | None = None
+    ) -> Iterator[Entry]:
+        """Live entries of one (tenant, memoryRef) scope, newest first, read a page at a time as a
+        budgeted read (RFC 0113, injection_budget.py) consumes them: never more than it looks at."""
+        cursor: str | None = None
+        while True:
+            items, cursor = self.entries_page(
+                tenant,
+                memory_ref,
+                now,
+                limit=CANDIDATE_PAGE,
+                max_bytes=CANDIDATE_BYTES,
+                tag=tag,
+                cursor=cursor,
+            )
+            yield from items
+            if cursor is None:
+                return
 
     def read_entry(
         self, tenant: str, memory_ref: str, entry_id: str, now: datetime, *, include_expired: bool = False

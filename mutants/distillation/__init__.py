@@ -5,7 +5,7 @@ the routes (`reference_host.http.distillation.DistillationRoutes`), by a subclas
 
 from __future__ import annotations
 
-from mutants.distillation import archive, budget, index, routes, sr1
+from mutants.distillation import archive, budget, index, routes, snapshot, sr1
 from mutants.model import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -13,5 +13,6 @@ MUTANTS: tuple[Mutant, ...] = (
     *archive.MUTANTS,
     *index.MUTANTS,
     *sr1.MUTANTS,
+    *snapshot.MUTANTS,
     *routes.MUTANTS,
 )

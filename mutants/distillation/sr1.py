@@ -13,35 +13,88 @@ from reference_host.sr1 import Scrubber
 
 
 class NoRedaction(ScrubPolicy):
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
         return list(texts)
 
 
 class NoBoundaryScan(ScrubPolicy):
     """Each source redacted on its own: a secret cut across two sources survives in the archive."""
 
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
         redactor = scrubber.redactor(tenant)
         return [redactor.redact(text) for text in texts]
 
 
 class MarkersStripped(ScrubPolicy):
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
-        return [ANY_MARKER.sub("", text) for text in super().scrub(scrubber, tenant, texts, canary)]
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        return [ANY_MARKER.sub("", text) for text in super().scrub(scrubber, tenant, texts, canary, prior)]
 
 
 class Emptied(ScrubPolicy):
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
-        return [EMPTY_MARKER for _ in super().scrub(scrubber, tenant, texts, canary)]
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        return [EMPTY_MARKER for _ in super().scrub(scrubber, tenant, texts, canary, prior)]
 
 
 class CanaryUnscrubbed(ScrubPolicy):
     """The canary is added after SR-1 ran, so it is never scrubbed."""
 
-    def scrub(self, scrubber: Scrubber, tenant: str, texts: Sequence[str], canary: int | None) -> list[str]:
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
         if canary is None:
-            return super().scrub(scrubber, tenant, texts, canary)
-        return [*super().scrub(scrubber, tenant, texts[:canary], None), texts[canary]]
+            return super().scrub(scrubber, tenant, texts, canary, prior)
+        return [*super().scrub(scrubber, tenant, texts[:canary], None, prior), texts[canary]]
+
+
+class TrustsPriorLevels(ScrubPolicy):
+    """Recursive distillation trusts the level below: a source that is an earlier distillation's
+    output is kept as it is ("already redacted"), so a secret registered since is carried forward."""
+
+    def scrub(
+        self,
+        scrubber: Scrubber,
+        tenant: str,
+        texts: Sequence[str],
+        canary: int | None,
+        prior: Sequence[int] = (),
+    ) -> list[str]:
+        fresh = [i for i in range(len(texts)) if i not in prior]
+        where = fresh.index(canary) if canary in fresh else None
+        scrubbed = iter(super().scrub(scrubber, tenant, [texts[i] for i in fresh], where))
+        return [texts[i] if i in prior else next(scrubbed) for i in range(len(texts))]
 
 
 class CanaryIgnored(ScrubPolicy):
@@ -93,6 +146,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "secrets split across sources not caught",
         replacing(distill_scrub=NoBoundaryScan),
     ),
+    mutant(
+        "distill-trusts-prior-levels",
+        "rfc0062.B3.recursive-sr1",
+        "FAIL",
+        "a source that is an earlier distillation's output skips SR-1",
+        replacing(distill_scrub=TrustsPriorLevels),
+    ).also({"sr1.no-planted-secret-anywhere": "FAIL"}),  # a registered value in the archive
     mutant(
         "ignore-secret-canary",
         "rfc0062.B3.canary",

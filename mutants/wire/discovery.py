@@ -79,8 +79,16 @@ def constant(value: object) -> Value:
     return lambda _config: value
 
 
+def sunset_passed(document: Document, _config: HostConfig) -> None:
+    """The retention profile's block marked experimental with an experimentalUntil long past."""
+    block = _block(document, (DISCOVERY_KEY,))
+    if block is not None:
+        block.update(tier="experimental", experimentalUntil="2020-01-31")
+
+
 COMPACTION = ("memory", "compaction")
 DISTILLATION = ("memory", "distillation")
+INJECTION_BUDGET = ("memory", "injectionBudget")
 
 MUTANTS: tuple[Mutant, ...] = (
     on_discovery(
@@ -200,6 +208,34 @@ MUTANTS: tuple[Mutant, ...] = (
         "advertises 'house-tokenizer-v1', counts with o200k_base",
         setting(*DISTILLATION, "tokenizerName", to=constant("house-tokenizer-v1")),
     ).also({"rfc0062.B2.tokens-honest": "BLOCKED"}),
+    on_discovery(
+        "tier-on-accepted-capability",
+        "discovery.stability-tier",
+        "FAIL",
+        "memory (RFC 0004, Accepted) advertised with tier 'stable'",
+        setting("memory", "tier", to=constant("stable")),
+    ),
+    on_discovery(
+        "experimental-past-sunset",
+        "discovery.stability-tier",
+        "FAIL",
+        "the retention profile's block says tier experimental until 2020-01-31",
+        sunset_passed,
+    ),
+    on_discovery(
+        "injection-budget-block-invalid",
+        "rfc0113.A.block-valid",
+        "FAIL",
+        "unknown key in memory.injectionBudget",
+        setting(*INJECTION_BUDGET, "maxTokens", to=constant(4000)),
+    ).also({"discovery.document-valid": "FAIL"}),  # the capabilities schema closes the block
+    on_discovery(
+        "semantic-search-unhonoured",
+        "rfc0113.rank.relevance-gated",
+        "FAIL",
+        "advertises memory.search semantic mode, still refuses rank=relevance",
+        setting("memory", "search", to=constant({"supported": True, "modes": ["semantic"]})),
+    ),
     on_discovery(
         "retention-not-advertised",
         "p11.profile.advertised",

@@ -73,16 +73,16 @@ class WireLayer:
         if edit.headers is not None:
             scope = dict(scope, headers=edit.headers(list(scope.get("headers", ()))))
         if edit.request is not None:
-            scope, receive = await _rewritten_request(scope, receive, edit.request, self.max_body)
+            scope, receive = await rewritten_request(scope, receive, edit.request, self.max_body)
         if edit.answer is None:
             await self.app(scope, receive, send)
             return
-        answer = _HeldAnswer(send, edit.answer)
+        answer = HeldAnswer(send, edit.answer)
         await self.app(scope, receive, answer.send)
         await answer.flush()
 
 
-async def _rewritten_request(
+async def rewritten_request(
     scope: Scope, receive: Receive, rewrite: Callable[[bytes], bytes], limit: int
 ) -> tuple[Scope, Receive]:
     """Read the body (up to `limit` bytes) and hand on `rewrite(body)`; a longer or interrupted body
@@ -113,7 +113,7 @@ async def _rewritten_request(
     return scope, replay
 
 
-class _HeldAnswer:
+class HeldAnswer:
     """The app's answer, held until complete, then sent as it was or as `answer` rewrites it."""
 
     def __init__(self, send: Send, answer: Answer) -> None:

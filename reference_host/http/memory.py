@@ -2,7 +2,8 @@
 
 * `GET /v1/host/events` — the tenant's event log;
 * `GET /v1/memory/{memoryRef}` and `GET /v1/memory/{memoryRef}/{id}` — the read route (one page of
-  live entries, or one entry);
+  live entries, or one entry); the listing takes RFC 0113's `tokenBudget`, `rank` and `query`
+  (injection_budget.py);
 * `PUT /v1/memory/{memoryRef}/{id}` — the ordinary write path, with SR-1 on content and tags.
 
 The path is split on the raw path (`models.MemoryListRoute`), so an encoded `/` stays inside its
@@ -20,6 +21,13 @@ from reference_host.config import HostConfig
 from reference_host.deps import Tenant, check_size
 from reference_host.errors import ApiError
 from reference_host.http.timestamps import future_expiry
+from reference_host.injection_budget import (
+    MAX_QUERY_LENGTH,
+    MAX_TOKEN_BUDGET,
+    InjectionBudget,
+    Rank,
+    budgeted_read,
+)
 from reference_host.models import (
     MAX_SEQUENCE,
     MEMORY_ENTRY_PATH,
@@ -36,8 +44,11 @@ from reference_host.store import DuplicateEntry, Entry, MemoryStore, NewEntry
 EVENTS_PATH = "/v1/host/events"
 
 
-def mount_reads(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
-    """The event log and the memory read route."""
+def mount_reads(
+    app: FastAPI, config: HostConfig, store: MemoryStore, budget: InjectionBudget | None = None
+) -> None:
+    """The event log and the memory read route; `budget` decides RFC 0113's budgeted reads (parts.py)."""
+    budget = budget or InjectionBudget()
 
     @app.get(EVENTS_PATH)
     def event_log(
@@ -55,9 +66,30 @@ def mount_reads(app: FastAPI, config: HostConfig, store: MemoryStore) -> None:
         limit: Annotated[int, Query(ge=1, le=MAX_ENTRIES_PAGE)] = 100,
         tag: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
         cursor: Annotated[str | None, Query(min_length=1, max_length=MAX_CURSOR_LENGTH)] = None,
+        tokenBudget: Annotated[int | None, Query(ge=1, le=MAX_TOKEN_BUDGET)] = None,
+        rank: Rank | None = None,
+        query: Annotated[str | None, Query(min_length=1, max_length=MAX_QUERY_LENGTH)] = None,
     ) -> dict[str, Any]:
         memory_ref, entry_id = split_memory_path(request)
         now = config.clock()
+        if entry_id is None and (tokenBudget is not None or rank == "relevance"):
+            if cursor is not None and tokenBudget is not None:
+                raise ApiError(
+                    400,
+                    "validation_error",
+                    "tokenBudget reads one prefix of the ranked entries: it takes no cursor.",
+                    {"field": "cursor"},
+                )
+            items = budgeted_read(
+                budget,
+                store.budget_candidates(tenant, memory_ref, now, tag=tag),
+                token_budget=tokenBudget,
+                rank=rank,
+                query=query,
+                limit=limit,
+                max_bytes=config.max_page_bytes,
+            )
+            return {"entries": [e.wire() for e in items]}
         if entry_id is None:
             bound = {"limit": limit, "max_bytes": config.max_page_bytes, "tag": tag, "cursor": cursor}
             items, next_cursor = paged(store.entries_page, tenant, memory_ref, now, **bound)

@@ -189,4 +189,11 @@ def test_a_real_run_writes_one_case_per_requirement(start_host, run_suite_here, 
     assert host.token_a not in raw and host.token_b not in raw
     for case in cases.values():  # rows are requirements, not pytest node ids or file paths
         assert "::" not in case.get("name") and "/" not in case.get("name")
-        assert case.get("classname") in ("discovery", "common", "compaction", "distillation", "retention")
+        assert case.get("classname") in (
+            "discovery",
+            "common",
+            "memory",
+            "compaction",
+            "distillation",
+            "retention",
+        )

@@ -213,6 +213,51 @@ def test_memory_snapshot_is_live_uncompacted_oldest_first_and_capped(make):
     assert second.payload["sourceIds"] == [ids[3], ids[4], output_id]
 
 
+def test_a_write_during_the_run_is_not_in_its_snapshot(make, monkeypatch):
+    """The snapshot is one read at the run's start (RFC 0004 §A): an entry written while the run
+    works (here, right after its read) is neither a source nor marked distilled; the next run reads it."""
+    distiller = make()
+    ids = plant(distiller.store, "r", ["early note"])
+    read = distiller.store.list_entries
+
+    def read_then_write(*args: object, **kwargs: object) -> list:
+        found = read(*args, **kwargs)
+        distiller.store.plant("t1", "r", [NewEntry("late", "late note")], NOW)
+        return found
+
+    monkeypatch.setattr(distiller.store, "list_entries", read_then_write)
+    result = distiller.distill("t1", DistillRequest("r"), NOW)
+    monkeypatch.setattr(distiller.store, "list_entries", read)
+    assert result.payload["sourceIds"] == ids and result.archive["sources"] == ["early note"]
+    second = distiller.distill("t1", DistillRequest("r"), NOW)
+    assert second.payload["sourceIds"] == ["late", result.payload["outputId"]]
+
+
+def test_the_snapshot_leaves_out_expired_entries_and_the_mutant_reads_them(make):
+    expired = {"start": NOW - timedelta(days=2), "prefix": "x", "expires_at": "2026-11-29T11:00:00.000Z"}
+    for mutants, sources in (((), ["live"]), (("distill-reads-expired",), ["expired", "live"])):
+        distiller = make(*mutants)
+        plant(distiller.store, f"r{len(mutants)}", ["expired"], **expired)
+        plant(distiller.store, f"r{len(mutants)}", ["live"])
+        result = distiller.distill("t1", DistillRequest(f"r{len(mutants)}"), NOW)
+        assert result.archive["sources"] == sources
+
+
+def test_each_level_of_a_recursive_distillation_rechecks_sr1(make):
+    """A value the first level kept (nobody had registered it) and registered since is redacted when a
+    second run distils the first one's output; a host trusting the level below carries it forward."""
+    for tenant, mutants, kept in (("t1", (), False), ("t2", ("distill-trusts-prior-levels",), True)):
+        distiller = make(*mutants)
+        sources = [f"gate code {REGISTERED}", PROSE[0]]
+        first = distiller.distill(tenant, DistillRequest("r", sources=sources), NOW)
+        assert REGISTERED in first.output_content
+        distiller.store.register_secret(tenant, f"vault-{tenant}", REGISTERED, NOW)
+        second = distiller.distill(tenant, DistillRequest("r"), NOW)
+        assert second.payload["sourceIds"] == [first.payload["outputId"]]
+        assert (REGISTERED in json.dumps(second.archive)) is kept
+        assert ("[REDACTED:vault-" in second.archive["distilled"]) is not kept
+
+
 def test_empty_snapshot_is_nothing_to_distill(make):
     distiller = make()
     with pytest.raises(NothingToDistill):

@@ -41,8 +41,8 @@ pytestmark = pytest.mark.xdist_group("clean-host-run")
 RECORD_CHANGES = "OPENWOP_RECORD_CHANGES"  # a file: each mutant's unexpected changes, one JSON line
 
 # The quick tier's mutants: wire edits of discovery, answers and requests, a compaction policy, the
-# SR-1 scrubber, a distillation part, a retention policy; UNSUPPORTED, BLOCKED, WARN and FAIL, and a
-# 500 to bad input.
+# SR-1 scrubber, a distillation part, a retention policy, an RFC 0113 budget policy; UNSUPPORTED,
+# BLOCKED, WARN and FAIL, and a 500 to bad input.
 QUICK = (
     "compaction-not-advertised",
     "event-wrong-type",
@@ -54,6 +54,7 @@ QUICK = (
     "index-carries-text",
     "retention-expires-active",
     "retention-restore-default-applies",
+    "budget-truncates-entry",
 )
 
 
