@@ -57,7 +57,13 @@ HARD_BREAK = "\x00\x01\x00"  # between parts that are not neighbours: not even a
 MAX_ROUNDS = 4
 GLUE_RANDOM_LENGTH = 8  # a fragment this long across a joint must itself look random
 MIN_KEY_MATERIAL = 32  # the shortest prefix-less run the high-entropy rule reads as a key
-LOOSE = ("key-material", "assigned-value")  # rules with no prefix to anchor a glued match
+# Rules whose value has no provider prefix to anchor a glued match: a named or placed value (an
+# assignment, a flag, an argument, a cell, a pasted token), and prefix-less key material.
+VALUE_CHECKS = frozenset(
+    {"assigned-value", "flag-value", "short-flag", "setter-value", "authorization", "positional-argument",
+     "pasted", "table-cell", "session-cookie"}
+)  # fmt: skip
+LOOSE = frozenset({"key-material"} | VALUE_CHECKS)
 _SPACE = re.compile(r"\s")
 
 # A joint the glued view removes: a line break inside a part (with the indentation around it) or
@@ -372,7 +378,7 @@ class Redactor:
             if any(len(t) >= MIN_KEY_MATERIAL for t in texts):
                 return False
             return _fragments_continue(texts, hex_ok=False, need_random=True)
-        if rule.check == "assigned-value":
+        if rule.check in VALUE_CHECKS:
             # The check read the whole value; the pieces after its first must each be random (the
             # first, beside the name, need only not be a word: `FERNET_KEY=lujehhlq4QC` | `J9N_vy`...).
             head_open, rest = _head_and_rest(pieces, open_pieces)
@@ -396,7 +402,7 @@ _WORD = r"(?:[A-Za-z][a-z]*|[A-Z]{2,})"
 _COMPOUND_WORD = re.compile(rf"{_WORD}(?:[-_]{_WORD})+")
 # A field's name in words (`REGION=`, `LOG_LEVEL=`, `aws_secret_access_key:`), where base64 padding
 # (`...cKJrc=`) follows random characters.
-_NEW_FIELD = re.compile(rf"_?{_WORD}(?:[-_.]{_WORD})*[0-9]*(?:=(?!=)|:)")
+_NEW_FIELD = re.compile(rf"_?{_WORD}(?:[-_.]{_WORD})*[0-9]*(?:=(?!=)|:)|[a-z]+(?:[A-Z][a-z]+)+[0-9]*:")
 
 
 def _prose(fragment: str) -> bool:

@@ -3,50 +3,88 @@
 A regex finds a candidate; a check reads it and says whether it is a credential. Each check sees the
 same `Candidate` whichever scanner found it (the RE2 engine, or the tests' reference scanner), so
 the two give identical findings. The checks prefer structure to bare entropy: a hash in its usual
-notation, a path, a URL, a data-URI image, a number or a placeholder is not key material, however
-random it looks.
+notation, a path, a URL, a data-URI image, a number, a placeholder (repeated, masked or cut short),
+public material (an address, a recipient, a public key, a trace id) or code (a type, a reference)
+is not a secret, however random it looks; a value is a secret by how it is passed (a flag, a
+header, an argument, a table column, a cookie) as much as by its name.
+
+Every check reads a bounded window around its candidate, so a scan stays linear in the text.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
 import itertools
 import math
 import re
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
 
 __all__ = [
+    "AFTER_CHARS",
+    "BEFORE_CHARS",
     "CHECKS",
     "Candidate",
     "assigned_name",
     "is_hex",
     "keyish",
     "looks_random",
+    "masked",
     "mostly_words",
     "name_strength",
+    "passes",
     "plain_word",
 ]
 
+BEFORE_CHARS = 256  # what a check reads before its value (an assignment's name, a URL...)
+AFTER_CHARS = 64  # and after it (an ellipsis that says the value was cut short, a type's `)`)
+TABLE_LOOKBACK = 4096  # how far a table cell looks up for its header row
 
-@dataclass(frozen=True)
+
 class Candidate:
-    """One regex match: the secret's value and what precedes it (an assignment's name, a URL...)."""
+    """One regex match: the secret's span in its text, and the windows a check reads around it."""
 
-    value: str
-    before: str  # up to 256 characters of the text before the value
+    __slots__ = ("_after", "_before", "end", "start", "text", "value")
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self.text, self.start, self.end = text, start, end
+        self.value = text[start:end]
+        self._before: str | None = None
+        self._after: str | None = None
+
+    @property
+    def before(self) -> str:
+        """Up to BEFORE_CHARS characters of the text before the value."""
+        if self._before is None:
+            self._before = self.text[max(0, self.start - BEFORE_CHARS) : self.start]
+        return self._before
+
+    @property
+    def after(self) -> str:
+        """Up to AFTER_CHARS characters of the text after the value."""
+        if self._after is None:
+            self._after = self.text[self.end : self.end + AFTER_CHARS]
+        return self._after
+
+    def line_before(self) -> str:
+        """The value's line (or entry) up to the value, within the before window."""
+        before = self.before
+        cut = max(before.rfind("\n"), before.rfind("\x00"))
+        return before[cut + 1 :]
+
+
+# -- randomness ----------------------------------------------------------------------------------------
 
 
 def _entropy(text: str) -> float:
     """Shannon entropy in bits per character of the sample itself."""
-    counts = Counter(text)
     n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
+    return -sum(c / n * math.log2(c / n) for c in map(text.count, set(text)))
 
 
 def _classes(text: str) -> int:
-    return sum(any(test(c) for c in text) for test in (str.isupper, str.islower, str.isdigit))
+    return (text.lower() != text) + (text.upper() != text) + any(c.isdigit() for c in text)
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -94,11 +132,17 @@ def keyish(fragment: str, minimum: int = 8) -> bool:
     character (a 16-character random string has about 3.8), and not spelled from words, unless
     its letters are nearly all consonants, as random letters are and words are not
     (`5LXZHJ2LJ9YFZHELKJNN`, `PceExbfnCzfwjRRzYxz`; `Customer`, `NN7EXAMPLE`, `HTTPServer`).
+    Hex of 16 digits or more with letters and digits both is random by construction: its runs
+    of digits can look like words' atoms, so it is judged by its alphabet, not its atoms.
     """
     core = fragment.strip("=")
-    if len(core) < minimum or _classes(core) < 2 or _entropy(core) <= 2.8:
+    if len(core) < minimum or _classes(core) < 2:
         return False
-    if not _all_wordlike(core):
+    if len(core) >= 16 and _HEX.fullmatch(core) and _entropy(core) > 2.8:
+        return True
+    if _entropy(core) <= 2.8:
+        return False
+    if not _all_wordlike(core) or _CONSONANT_RUN.search(core):
         return True
     letters, share = _letters(core), _vowel_share(core)
     return (letters >= 8 and share < MAX_RANDOM_VOWEL_SHARE) or (
@@ -106,6 +150,8 @@ def keyish(fragment: str, minimum: int = 8) -> bool:
     )
 
 
+# Six small consonants in a row: random letters have them often, words (and names in camelCase) not.
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{6}")
 MAX_RANDOM_VOWEL_SHARE = 0.18  # of the letters: random letters about 0.19, with digits fewer; words 0.35+
 # Sixteen letters or more: a name that long keeps its vowels (0.3 and up); random letters spread
 # around 0.19 with a spread small enough that 0.26 still takes most of them.
@@ -121,9 +167,28 @@ def _vowel_share(text: str) -> float:
     return sum(c in "aeiouAEIOU" for c in letters) / len(letters) if letters else 0.0
 
 
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
+
+
 def is_hex(text: str) -> bool:
     """Hex (with an optional 0x): a digest, a commit id, an address; never key material by itself."""
     return _HEX.fullmatch(text.rstrip("=")) is not None
+
+
+_HEX_GROUPS = re.compile(r"[0-9a-fA-F]+(?:[-:./][0-9a-fA-F]+)+")
+
+
+def _hex_groups(text: str) -> bool:
+    """Hex in groups (`00-<trace id>-<span id>-01`, `1-5f84c7a5-8ba9…`, `<trace>/1`): an id, not a key."""
+    return _HEX_GROUPS.fullmatch(text) is not None
+
+
+def _random_secret(value: str, minimum: int = 16) -> bool:
+    """A value that is random by itself: hex with letters and digits, a UUID, or key characters."""
+    core = value.strip("=")
+    if _UUID.fullmatch(core):
+        return True
+    return keyish(core, minimum)
 
 
 _PLAIN_WORD = re.compile(
@@ -138,6 +203,137 @@ def plain_word(fragment: str) -> bool:
     return _PLAIN_WORD.fullmatch(fragment) is not None
 
 
+# -- placeholders: repetition, masks, ellipses -----------------------------------------------------
+
+
+def _ascending(alphabet: str, n: int) -> list[str]:
+    return [alphabet[i : i + n] for i in range(len(alphabet) - n + 1)]
+
+
+_SEQUENCES = "|".join(
+    _ascending("0123456789", 7)
+    + _ascending("abcdefghijklmnopqrstuvwxyz", 7)
+    + _ascending("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 7)
+)
+# A mask or a filler where a secret would be: `XXXX`, `****`, `••`, `...`, `…`, a run of zeros, a
+# counting sequence (`1234567890abcdef`), `<`/`{` that opens a template.
+_MASK = re.compile(
+    rf"\*{{3}}|[•●·]{{2}}|#{{4}}|\.\.\.|…|_{{5}}|{_SEQUENCES}"
+    r"|(?i:(?:^|[-_.:/ ])(?:your|here|replace|insert|placeholder|dummy|redacted|changeme|fake|sample)(?:$|[-_.:/ ]))"
+)
+# Filler in a key's own alphabet (`XXXX`, `0000`): a mask when it fills a fifth of the value or
+# more; a random key holds a short run of them now and then.
+_MASK_RUN = re.compile(r"[xX]{4,}|0{6,}")
+_ELLIPSIS_AFTER = re.compile(r"\.\.|…|\*{2}")
+
+
+def masked(value: str) -> bool:
+    """A placeholder shaped like a secret: masked, repeated or counted, not random
+    (`ghp_XXXX…`, `npm_****`, `sk_live_0000…`, `sk-…abcd`, `1234567890abcdef`)."""
+    if _MASK.search(value) is not None:
+        return True
+    if any(5 * len(run) >= len(value) for run in _MASK_RUN.findall(value)):
+        return True
+    return len(value) >= 12 and len(set(value)) <= 4
+
+
+def _cut_short(c: Candidate) -> bool:
+    """A value the text cuts short: `sk-ant-...`, `ghp_abc…`, `token: eyJhbGci**`."""
+    return _ELLIPSIS_AFTER.match(c.after) is not None
+
+
+# -- structure that is not a secret ------------------------------------------------------------------
+
+_HASH_NOTATION = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)[-:]")
+_HASH_BEFORE = re.compile(
+    r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)[:=]|md5[:=]|blake2b?:|base64,|checksum[\"']?[ :=]+[\"']?)$"
+)
+_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA")
+_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}")
+_TOKEN_DELIMITERS = "\x00 \t\r\n\"'`<>()[]{},;"
+
+
+def _token_before(before: str) -> str:
+    """The part of the current token (no space, quote or bracket) that precedes the value."""
+    return before[max(before.rfind(ch) for ch in _TOKEN_DELIMITERS) + 1 :]
+
+
+def _public_der(value: str) -> bool:
+    """Base64 of DER that is public: a certificate or a public key (SubjectPublicKeyInfo), both a
+    SEQUENCE that opens with a SEQUENCE; a private key opens with its version, an INTEGER."""
+    if not value.startswith("M"):
+        return False
+    try:
+        head = base64.b64decode(value[:24] + "=" * (-len(value[:24]) % 4))
+    except ValueError:
+        return False
+    if len(head) < 6 or head[0] != 0x30:
+        return False
+    at = 2 + (head[1] & 0x7F if head[1] & 0x80 else 0)
+    return at < len(head) and head[at] == 0x30
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_BECH32_VALUES = {c: i for i, c in enumerate(_BECH32)}
+_BECH32_GENERATORS = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+_SECRET_HRP = re.compile(r"(?i)sec|priv|secret|key")
+
+
+def bech32_valid(text: str) -> bool:
+    """A bech32 or bech32m string with a valid checksum (BIP 173/350): an address or a recipient."""
+    lower = text.lower()
+    if text not in (lower, text.upper()):
+        return False
+    hrp, sep, data = lower.rpartition("1")
+    if not sep or not hrp or len(data) < 6 or any(c not in _BECH32_VALUES for c in data):
+        return False
+    chk = 1
+    for v in (
+        [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + [_BECH32_VALUES[c] for c in data]
+    ):
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ v
+        for i, g in enumerate(_BECH32_GENERATORS):
+            if (top >> i) & 1:
+                chk ^= g
+    return chk in (1, 0x2BC830A3)
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_VALUES = {c: i for i, c in enumerate(_B58)}
+# Version bytes of public base58check strings: P2PKH and P2SH addresses (main and test networks).
+# A WIF private key (0x80, 0xef) and an extended private key are not among them.
+_PUBLIC_B58_VERSIONS = frozenset({0x00, 0x05, 0x6F, 0xC4})
+_PUBLIC_B58_EXTENDED = (b"\x04\x88\xb2\x1e", b"\x04\x35\x87\xcf", b"\x04\xb2\x47\x46", b"\x04\x9d\x7c\xb2")
+
+
+def base58check_public(text: str) -> bool:
+    """A base58check string with a valid checksum whose version says public (an address, an xpub)."""
+    if len(text) > 120 or any(c not in _B58_VALUES for c in text):
+        return False
+    num = 0
+    for c in text:
+        num = num * 58 + _B58_VALUES[c]
+    raw = b"\x00" * (len(text) - len(text.lstrip("1"))) + (
+        num.to_bytes((num.bit_length() + 7) // 8, "big") if num else b""
+    )
+    if len(raw) < 5:
+        return False
+    payload, check = raw[:-4], raw[-4:]
+    if hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != check:
+        return False
+    return payload[0] in _PUBLIC_B58_VERSIONS and len(payload) == 21 or payload[:4] in _PUBLIC_B58_EXTENDED
+
+
+def _public_address(c: Candidate) -> bool:
+    """An address or a public recipient with a valid checksum (bech32: `age1…`, `bc1…`, `npub1…`;
+    base58check: `1…`, `3…`, `xpub…`), whose prefix does not say secret (`nsec1…`)."""
+    value = c.value
+    if "1" in value and bech32_valid(value):
+        return _SECRET_HRP.search(value.lower().rpartition("1")[0]) is None
+    return base58check_public(value)
+
+
 # -- the checks --------------------------------------------------------------------------------------
 
 
@@ -150,56 +346,57 @@ def _random_body(c: Candidate) -> bool:
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
 
 
+def _has_digit(c: Candidate) -> bool:
+    """Capitals and digits after a prefix (`SCW…`, `API-…`): a word in capitals has no digit."""
+    return sum(ch.isdigit() for ch in c.value) >= 2
+
+
 def _not_lowercase(c: Candidate) -> bool:
     """A short prefix such as `sk-` also starts words (`sk-learn-style`): keys carry a digit or a capital."""
     return any(ch.isdigit() or ch.isupper() for ch in c.value)
 
 
-_HASH_NOTATION = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)-")
-_HASH_BEFORE = re.compile(
-    r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)[:=]|md5[:=]|blake2b?:|base64,|checksum[\"']?[ :=]+[\"']?)$"
-)
-_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA")
-_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
-_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}")
-_TOKEN_DELIMITERS = "\x00 \t\r\n\"'`<>()[]{},;"
-
-
-def _token_before(before: str) -> str:
-    """The part of the current token (no space, quote or bracket) that precedes the value."""
-    return before[max(before.rfind(ch) for ch in _TOKEN_DELIMITERS) + 1 :]
-
-
 def _key_material(c: Candidate) -> bool:
     """A prefix-less run: random, and none of the things that look random without being secret."""
     value = c.value
-    if is_hex(value) or _CID.fullmatch(value):
+    if is_hex(value) or _CID.fullmatch(value) or _hex_groups(value):
         return False
-    if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(c.before[-16:]) or value.startswith(_IMAGE_MAGIC):
+    before = c.before
+    if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(before[-16:]) or value.startswith(_IMAGE_MAGIC):
         return False
-    if "://" in _token_before(c.before) + value[:3]:  # in a URL (userinfo has its own rules)
+    if "://" in _token_before(before) + value[:3]:  # in a URL (userinfo has its own rules)
         return False
     return looks_random(value) and not (
-        _named_not_secret(c.before) or mostly_words(value) or _encodes_text(value)
+        _named_not_secret(before) or mostly_words(value) or _encodes_text(value) or _public_der(value)
     )
 
 
-# What a random run is when its name says so: an id, a cursor, a digest... (`x-amz-id-2: ...`,
-# `"next_cursor": "..."`). A name that also says secret is the assignment rule's to judge.
+# What a random run is when its name says so: an id, a cursor, a digest, public material...
+# (`x-amz-id-2: ...`, `"next_cursor": "..."`, a JWK's `"n"`, `PublicKey = ...`). A name that also
+# says secret is the assignment rule's to judge.
 NOT_SECRET_NAME_WORDS = frozenset(
     {"id", "ids", "cursor", "etag", "digest", "hash", "checksum", "fingerprint", "integrity",
      "request", "trace", "span", "correlation", "flags", "details", "bin", "page", "next",
-     "continuation", "revision", "commit", "version"}
+     "continuation", "revision", "commit", "version", "public", "pub", "pubkey", "publickey",
+     "recipient", "recipients", "address", "addr", "wallet", "modulus", "exponent", "n", "e", "x", "y",
+     "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
+     "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail"}
 )  # fmt: skip
 
 
 def _named_not_secret(before: str) -> bool:
-    if not before.rstrip(" \t\"'`").endswith((":", "=")):
+    stripped = before.rstrip(" \t\"'`[")
+    if not stripped.endswith((":", "=", ",")):
         return False
+    if stripped.endswith(","):  # a later element of a list: `"x5c": ["MIIC…", "MIID…"]`
+        head = stripped[: stripped.rfind("[")] if "[" in stripped[-200:] else ""
+        if not head:
+            return False
+        before = head
     name = assigned_name(before)
     if not name or name_strength(name) is not None:
         return False
-    return any(w.lower() in NOT_SECRET_NAME_WORDS for w in _NAME_WORDS.findall(name))
+    return any(w in NOT_SECRET_NAME_WORDS for w in _words(name))
 
 
 _RUN_SEGMENTS = re.compile(r"[^/._+=:-]+")
@@ -248,78 +445,216 @@ _SECRET_WORDS_INSIDE = re.compile(rb"(?i)pass|secret|token|auth|key|credential|p
 
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 STRONG_WORDS = frozenset(
-    {"password", "passwd", "pass", "pwd", "passphrase", "passcode", "secret", "token", "credential",
-     "credentials", "creds", "apikey", "auth", "dsn", "authtoken", "accesstoken", "privatekey", "pat"}
+    {"password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "passcode", "secret", "secrets",
+     "token", "tokens", "credential", "credentials", "creds", "cred", "apikey", "auth", "dsn", "authtoken",
+     "accesstoken", "privatekey", "pat", "psk", "authorization", "mnemonic", "otp"}
 )  # fmt: skip
 STRONG_PAIRS = frozenset(
-    {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("account", "key"),
-     ("master", "key"), ("signing", "key"), ("encryption", "key"), ("client", "key"),
-     ("connection", "string"), ("conn", "str"), ("shared", "key")}
+    {("api", "key"), ("private", "key"), ("priv", "key"), ("access", "key"), ("secret", "key"),
+     ("account", "key"), ("master", "key"), ("signing", "key"), ("encryption", "key"), ("client", "key"),
+     ("connection", "string"), ("conn", "str"), ("shared", "key"), ("preshared", "key"), ("seed", "phrase"),
+     ("recovery", "key"), ("license", "key"), ("app", "key"), ("write", "key"), ("admin", "key")}
 )  # fmt: skip
-WEAK_WORDS = frozenset({"key", "salt", "sig", "signature", "cookie", "session"})
-SUFFIXES_OK = frozenset(
-    {"value", "data", "base", "b64", "base64", "str", "string", "raw", "plain", "hex", "text"}
-)
+WEAK_WORDS = frozenset({"key", "keys", "salt", "sig", "signature", "cookie", "session"})
+# After the secret's word: the same secret, qualified (`DB_PASSWORD_PROD`, `apiKeyV2`, `token_rw`).
+QUALIFIERS = frozenset(
+    {"value", "val", "data", "base", "b64", "base64", "str", "string", "raw", "plain", "plaintext",
+     "cleartext", "clear", "hex", "text", "pem", "prod", "production", "prd", "staging", "stage", "stg",
+     "dev", "develop", "development", "test", "testing", "qa", "uat", "sandbox", "sbx", "live", "demo",
+     "preview", "old", "new", "prev", "previous", "current", "curr", "cur", "latest", "primary",
+     "secondary", "backup", "main", "master", "admin", "root", "su", "ro", "rw", "readonly", "read",
+     "write", "readwrite", "full", "enc", "encoded", "encrypted", "confirm", "confirmation", "again",
+     "repeat", "retype", "eu", "us", "ap", "global", "local", "remote", "internal", "external", "default",
+     "fallback", "override", "orig", "original", "tmp", "temp", "temporary", "bot", "app", "ci", "deploy",
+     "svc", "api", "web", "mobile", "one", "two", "v", "bearer", "secret", "access", "refresh", "token"}
+)  # fmt: skip
+# After the secret's word: a fact about the secret, not the secret (`token_url`, `password_min_length`).
+NOT_SECRET_SUFFIXES = frozenset(
+    {"id", "ids", "name", "names", "file", "files", "path", "paths", "dir", "directory", "folder", "url",
+     "urls", "uri", "endpoint", "host", "hostname", "domain", "server", "port", "type", "types", "kind",
+     "mode", "method", "scheme", "format", "length", "len", "size", "count", "num", "number", "min", "max",
+     "limit", "limits", "budget", "ttl", "timeout", "expiry", "expires", "expiration", "expire", "expired",
+     "lifetime", "age", "duration", "interval", "period", "policy", "policies", "rule", "rules",
+     "pattern", "regex", "prefix", "suffix", "header", "headers", "field", "fields", "param", "params",
+     "parameter", "var", "vars", "env", "enabled", "disabled", "enable", "disable", "required", "optional",
+     "flag", "flags", "provider", "providers", "service", "manager", "store", "storage", "backend",
+     "helper", "handler", "util", "utils", "version", "versions", "label", "labels", "description",
+     "desc", "hint", "prompt", "message", "msg", "error", "errors", "status", "state", "reset",
+     "rotation", "rotate", "created", "updated", "modified", "at", "date", "time", "timestamp",
+     "location", "region", "project", "role", "roles", "scope", "scopes", "audience", "issuer",
+     "algorithm", "alg", "algo", "cipher", "encoding", "charset", "level", "strength", "complexity",
+     "hash", "hashed", "digest", "checksum", "fingerprint", "mask", "masked", "placeholder", "example",
+     "sample", "template", "config", "configuration", "settings", "setting", "options", "option",
+     "schema", "spec", "class", "module", "package", "lib", "plugin", "table", "column", "collection",
+     "index", "idx", "query", "total", "usage", "used", "cost", "price", "ratio", "percent", "window",
+     "arn", "ref", "reference", "source", "src", "target", "dest", "destination", "input", "output",
+     "callback", "redirect", "flow", "grant", "request", "response", "req", "res", "resp", "validator",
+     "validation", "valid", "check", "checker", "verify", "verifier", "generator", "gen", "factory",
+     "builder", "cache", "cached", "stdin", "stdout", "dialog", "form", "strategy", "retry", "retries",
+     "attempts", "threshold", "list", "map", "dict", "array", "queue", "topic", "bucket", "link", "page",
+     "view", "screen", "button", "icon", "user", "username", "login", "email", "owner", "principal",
+     "subject", "driver", "engine", "adapter", "secure", "httponly", "samesite", "less", "free",
+     "bytes", "bits", "vault", "uuid", "guid", "hint", "help", "doc", "docs", "log", "logs", "event",
+     "events", "store", "exchange", "introspection", "revocation", "info", "metadata", "meta", "auth"}
+)  # fmt: skip
 NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
-     "continuation", "pagination", "cursor", "idempotency"}
+     "continuation", "pagination", "cursor", "idempotency", "hash", "range", "row", "object", "lock",
+     "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "routing", "shard",
+     "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
+     "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset"}
 )  # fmt: skip
-_PLACEHOLDER = re.compile(
-    r"(?i)(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{[^}]*\}?|![A-Za-z_]+|\$\(.*\)|%[A-Za-z_]+%|\{\{.*\}\}|<[^>]*>|\[[^\]]*\]|\*+|x{3,}|\.{3,}|-+|_+|#+"
-    r"|changeme|change_?me|replace_?me|todo|fixme|tbd|password|secret|token|none|null|nil|true|false|undefined|example|test|dummy"
-    r"|placeholder|redacted|hidden|masked|required|optional|string|empty|your[_-].*|my[_-](?:password|secret|token).*)"
+# Words that end in a secret's word without being one (`bypass`, `monkey`).
+GLUED_EXCEPTIONS = frozenset(
+    {"bypass", "compass", "encompass", "surpass", "trespass", "overpass", "underpass", "impass", "monkey",
+     "turkey", "hockey", "donkey", "jockey", "whiskey", "lackey", "passkey", "hotkey", "turnkey"}
+)  # fmt: skip
+_PAIR_FIRSTS = frozenset(a for a, _ in STRONG_PAIRS)
+_VOCABULARY = tuple(
+    sorted(
+        (STRONG_WORDS | WEAK_WORDS | _PAIR_FIRSTS | QUALIFIERS | NOT_SECRET_SUFFIXES | NOT_SECRET_BEFORE)
+        - {"v", "e", "n", "x", "y"},
+        key=len,
+        reverse=True,
+    )
 )
-_REFERENCE = re.compile(
-    r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+)"
-    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*\))?|[A-Za-z_][A-Za-z0-9_.]*\(.*\)"
-)
-_NUMBER = re.compile(r"[0-9][0-9_.,:]*")
-_SHORT_WORD = re.compile(r"[A-Za-z]{1,11}")
+_VOCABULARY_SET = frozenset(_VOCABULARY)
 
 
+@functools.lru_cache(maxsize=8192)
+def _split_glued(atom: str) -> tuple[str, ...]:
+    """A name's atom written without separators, split into known words from its end
+    (`pgpassword` -> pg, password; `clientsecret` -> client, secret; `secretkey` -> secret, key)."""
+    if len(atom) < 5 or atom in _VOCABULARY_SET or atom in GLUED_EXCEPTIONS:
+        return (atom,)
+    words: list[str] = []
+    rest = atom
+    while rest not in _VOCABULARY_SET:
+        for word in _VOCABULARY:
+            if len(word) > 1 and len(rest) > len(word) and rest.endswith(word):
+                words.append(word)
+                rest = rest[: -len(word)]
+                break
+        else:
+            break
+    words.append(rest)
+    return tuple(reversed(words))
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(w for atom in _NAME_WORDS.findall(name) for w in _split_glued(atom.lower()))
+
+
+@functools.lru_cache(maxsize=8192)
 def name_strength(name: str) -> str | None:
-    """`strong`, `weak`, or None when the name is not a secret's (`token_budget`, `private_key_id`)."""
-    words = [w.lower() for w in _NAME_WORDS.findall(name)]
-    last = max((i for i, w in enumerate(words) if w in STRONG_WORDS or w in WEAK_WORDS), default=None)
-    if last is None or any(w not in SUFFIXES_OK for w in words[last + 1 :]):
+    """`strong`, `weak`, or None when the name is not a secret's (`token_budget`, `private_key_id`).
+
+    A name's words are read glued or apart (`PGPASSWORD`, `client_secret`, `apiKey`). After the
+    secret's word may come qualifiers (`_PROD`, `V2`, `_rw`); a word that names a fact about the
+    secret (`_url`, `_length`, `Name`) says it is not one; any other word leaves it weak. A
+    `secret` followed by `id` is an access key's id or an AppRole secret: strong.
+    """
+    words = _words(name)
+    secretish = [i for i, w in enumerate(words) if w in STRONG_WORDS or w in WEAK_WORDS]
+    if not secretish:
         return None
+    last = secretish[-1]
+    tail = words[last + 1 :]
+    if words[last] == "secret" and tail[:1] == ("id",):
+        return "strong" if all(w in QUALIFIERS or w.isdigit() for w in tail[1:]) else None
+    unknown = False
+    for w in tail:
+        if w in NOT_SECRET_SUFFIXES:
+            return None
+        if not (w in QUALIFIERS or w.isdigit() or w in STRONG_WORDS or w in WEAK_WORDS):
+            unknown = True
     if last > 0 and words[last - 1] in NOT_SECRET_BEFORE:
         return None
     strong = any(w in STRONG_WORDS for w in words[: last + 1]) or any(
         pair in STRONG_PAIRS for pair in itertools.pairwise(words)
     )
-    return "strong" if strong else "weak"
+    return "strong" if strong and not unknown else "weak"
+
+
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:\$\{[^}]*\}?|\$\{\{.*\}\}|![A-Za-z_]+|\$\(.*\)|%[A-Za-z_(][^%]*%|\{\{.*\}\}|\{%.*%\}|<%.*%>|<[^>]*>|\[[^\]]*\]"
+    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
+    r"|(?:<%|#\{|\{\{|\$\{|\$\(|\{%|\[\[|@Microsoft\.|!Ref |\$__file|arn:aws:secretsmanager:|op://|sm://|vault:|ref\+).*"
+    r"|changeme|change_?me|replace_?me|replace[_-]?with.*|insert[_-].*|todo|fixme|tbd|password|secret|token|none|null|nil|true|false|undefined|example|test|dummy"
+    r"|placeholder|redacted|hidden|masked|required|optional|string|empty|not[_ -]?set|unset|your[_-].*|my[_-](?:password|secret|token).*"
+    r"|sk-|ghp_|xox[a-z]-|(?:[A-Z][A-Z0-9]*_)+[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?)[A-Z0-9_]*)"
+)
+_SHELL_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_REFERENCE_START = re.compile(
+    r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+)"
+)
+_DOTTED = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_.:]*\(.*"
+)
+_NUMBER = re.compile(r"[0-9][0-9_.,:]*")
+_SHORT_WORD = re.compile(r"[A-Za-z]{1,11}")
+
+
+def _reference(value: str) -> bool:
+    """Code that names a value rather than holding one: `os.environ["X"]`, `config.db.password`,
+    `getToken()`. A dotted value whose pieces are random (`Xk9.pQ2z`) is a password with a dot."""
+    if _REFERENCE_START.match(value):
+        return True
+    if _DOTTED.fullmatch(value) is None:
+        return False
+    pieces = re.split(r"[.():\"',]+", value)
+    return all(_wordlike(p) for p in pieces if p) and not keyish(value.replace(".", ""), 16)
+
+
+def _path(value: str) -> bool:
+    """A path spelled in words (`/home/ana/projects`, `~/.ssh/id_rsa`, `C:\\Users\\svc`,
+    `projects/acme/secrets/api-key/versions/latest`)."""
+    if "/" not in value and "\\" not in value:
+        return False
+    return all(_wordlike(s) for s in re.split(r"[/\\.~:_-]+", value) if s)
 
 
 def real_value(value: str) -> bool:
-    """Not a placeholder, a variable or code reference, a number or one short word."""
+    """Not a placeholder, a variable or code reference, a path, a hash, a number or one short word."""
     value = value.strip()
-    return not (
-        len(value) < 6
-        or _PLACEHOLDER.fullmatch(value)
-        or (_REFERENCE.fullmatch(value) and not keyish(value.replace(".", ""), 16))
-        or _NUMBER.fullmatch(value)
-        or _SHORT_WORD.fullmatch(value)
-    )
+    if len(value) < 6 or placeholder(value) or _NUMBER.fullmatch(value) or _SHORT_WORD.fullmatch(value):
+        return False
+    return not (_reference(value) or _path(value) or _HASH_NOTATION.match(value))
 
 
 _ASSIGN_TAIL = " \t\"'`=:>|,]"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 def assigned_name(before: str) -> str:
-    """The name a value is assigned to: the identifier just before `=`, `:`, `=>`... and quotes."""
+    """The name a value is assigned to: the identifier just before `=`, `:`, `=>`... and quotes.
+
+    A name of letters alone takes up to two words before it (`api key: …`, `public key: …`), so
+    the words around a secret's word can say what it is.
+    """
     end = len(before.rstrip(_ASSIGN_TAIL))
     start = end
     while start > 0 and before[start - 1] in _NAME_CHARS and end - start < 64:
         start -= 1
-    return before[start:end]
+    name = before[start:end]
+    if name and all(ch in _LETTERS for ch in name):
+        for _ in range(2):
+            if start < 2 or before[start - 1] != " " or before[start - 2] not in _LETTERS:
+                break
+            word_start = start - 1
+            while word_start > 0 and before[word_start - 1] in _LETTERS and start - word_start < 16:
+                word_start -= 1
+            start = word_start
+        name = before[start:end]
+    return name
 
 
 # In prose, up to six words between the name and `is`/`was`/`are`/`to`: "the token for the
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
 _PROSE_TAILS = tuple(
-    re.compile(rf"(?i)[ \t]+(?:[A-Za-z]{{1,12}}[ \t]+){{{k}}}(?:is|was|are|to)[ \t]+[\"'`]?\Z")
+    re.compile(rf"(?i)[ \t]+((?:[A-Za-z]{{1,12}}[ \t]+){{{k}}})(?:is|was|are|to)[ \t]+[\"'`]?\Z")
     for k in range(7)
 )
 # Between a name and its value, besides `=`, `:` and quotes: a value field (`- name: X` then
@@ -331,49 +666,466 @@ _FIELD_TAIL = re.compile(
 
 
 def _prose_name(before: str) -> str | None:
-    """In prose, the secret's name before `is`/`to`..., or None when `before` is no such prose."""
+    """In prose, the secret's name before `is`/`to`..., or None when `before` is no such prose or
+    a word between says the value is something else (`the key fingerprint is …`)."""
     tail = before[-100:]
     for prose in _PROSE_TAILS:
         m = prose.search(tail)
         if m is not None:
             name = assigned_name(before[: len(before) - len(tail) + m.start()])
             if name_strength(name) is not None:
+                between = _NAME_WORDS.findall(m.group(1))
+                if any(
+                    w.lower() in NOT_SECRET_SUFFIXES or w.lower() in NOT_SECRET_NAME_WORDS for w in between
+                ):
+                    return None
                 return name
     return None
+
+
+# A type where a value would be (TypeScript, Rust, Go parameters and fields): `token: string)`,
+# `secret: Uint8Array,`, `apiKey?: string;`, `password: Option<String>`.
+_TYPE_EXPRESSION = re.compile(r"&?(?:mut )?[A-Za-z_][A-Za-z0-9_]*(?:<[^\x00\s]*>)?(?:\[\])*[)>\],;:|&={]*")
+_CODE_AFTER = re.compile(r"[ \t]*(?:[),;|&>\]=]|\[\]|\{|$)")
+_OPTIONAL_MARK = re.compile(r"\?[ \t]*:[ \t]*\Z")
+
+
+def _type_annotation(c: Candidate) -> bool:
+    value = c.value
+    if _TYPE_EXPRESSION.fullmatch(value) is None:
+        return False
+    ident = re.match(r"&?(?:mut )?([A-Za-z_][A-Za-z0-9_]*)", value)
+    if ident is None or not _all_wordlike(ident.group(1)) or keyish(ident.group(1), 8):
+        return False
+    if _OPTIONAL_MARK.search(c.before) or value[-1] in ")>],;:|&={":
+        return True
+    return _CODE_AFTER.match(c.after) is not None and c.after[:1] not in ("", "\n", "\r")
 
 
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random."""
-    if not real_value(c.value):
+    if not real_value(c.value) or _cut_short(c) or _type_annotation(c):
         return False
     tail = c.before[-100:]
     field = _FIELD_TAIL.search(tail)
     before = c.before[: len(c.before) - len(tail) + field.start()] if field else c.before
     strength = name_strength(assigned_name(before))
     if strength is not None:
-        return strength == "strong" or keyish(c.value, 16)
+        return strength == "strong" or _random_secret(c.value)
     prose = _prose_name(c.before)
     return prose is not None and keyish(c.value, 8)
 
 
+def placeholder(value: str) -> bool:
+    """A placeholder where a secret would be: a template, a variable, a mask, a word such as `changeme`."""
+    if _PLACEHOLDER.fullmatch(value) or masked(value):
+        return True
+    variable = _SHELL_VARIABLE.fullmatch(value)
+    return variable is not None and _all_wordlike(variable.group(1))
+
+
 def _not_placeholder(c: Candidate) -> bool:
-    """A password in a URL or a .netrc: anything but a placeholder (`password`, `${DB_PASS}`)."""
-    return _PLACEHOLDER.fullmatch(c.value) is None
+    """A password in a URL or a .netrc: anything but a placeholder (`password`, `${DB_PASS}`, `$PASS`)."""
+    return not placeholder(c.value)
 
 
 def _random_user(c: Candidate) -> bool:
     """`user:password` where the user is itself a key (`https://<public key>:<secret>@sentry.io`)."""
     user, _, password = c.value.partition(":")
-    return keyish(user, 16) and _not_placeholder(Candidate(password, c.before))
+    return keyish(user, 16) and _PLACEHOLDER.fullmatch(password) is None
+
+
+# -- how a secret is passed ------------------------------------------------------------------------------
+
+_FLAG_NAME = re.compile(r"-{1,2}([A-Za-z0-9][A-Za-z0-9_.-]*)[ \t=]+(?:(?:pass|env|file|fd|stdin):)?[\"']?\Z")
+
+
+def _generated(value: str) -> bool:
+    """Characters a generator chose: random by itself, or letters and digits mixed through it
+    (`zsul492lfvukgy77qab`), not a word with a number at its end (`python3`, `build2024`)."""
+    if _random_secret(value, 12):
+        return True
+    digits = sum(ch.isdigit() for ch in value)
+    return (
+        len(value) >= 10
+        and digits >= 2
+        and _letters(value) >= 2
+        and re.fullmatch(r"[A-Za-z_-]+[0-9]+|[0-9]+[A-Za-z_-]+", value) is None
+    )
+
+
+def _password_like(value: str, *, strict: bool = False) -> bool:
+    """A value a person or a generator chose as a password: real, no spaces, not a flag or a
+    path. `strict` (a one-letter flag, which many tools use for other things): nor a port
+    mapping, a plugin or a plain word (`-p 8080:80`, `-p no:cacheprovider`, `-p xdist`)."""
+    if not real_value(value) or value.startswith("-") or any(ch in value for ch in " \t"):
+        return False
+    if not strict:
+        return True
+    if re.fullmatch(r"[0-9.:/-]+|[a-z]+:[a-z_-]+", value):
+        return False
+    if re.fullmatch(r"[a-z][a-z0-9_-]*", value):
+        return _generated(value)
+    return not _all_wordlike(value) or any(not ch.isalnum() for ch in value) or _classes(value) >= 2
+
+
+def _flag_value(c: Candidate) -> bool:
+    """`--password x`, `--db-password=x`, `-storepass x`, `-passin pass:x`: the flag's name says
+    secret; the value must be real (random for a weak name) and not a path, a flag or a prompt."""
+    m = _FLAG_NAME.search(c.before[-80:])
+    if m is None:
+        return False
+    strength = name_strength(m.group(1))
+    if strength is None or not _password_like(c.value) or _cut_short(c):
+        return False
+    return strength == "strong" or _random_secret(c.value, 12)
+
+
+_USER_ON_LINE = re.compile(
+    r"(?:^|[ \t])(?:-u|-U|-l|--user|--username|-D|login|--login)(?:[ \t=]|\S)|[A-Za-z0-9_.-]@[A-Za-z0-9]"
+)
+_SHORT_FLAG_TOOL = {
+    "w": re.compile(r"(?i)ldap"),
+    "a": re.compile(r"(?i)redis"),
+    "k": re.compile(r"(?i)openssl"),
+}
+
+
+def _short_flag(c: Candidate) -> bool:
+    """`-p value`, `-pvalue`, `-p'value'`: a one-letter flag that a tool reads as its password.
+    Glued or quoted, a password-like value is enough; spaced, the line must also name a user
+    (`-u`, `--username`, `user@host`, a `login`) or the value be random by itself. `-w`, `-a` and
+    `-k` are passwords only for the tools that read them so (LDAP, Redis, OpenSSL)."""
+    line = c.line_before()
+    m = re.search(r"-([pPwak])[ \t]*[\"']?\Z", line)
+    if m is None or not _password_like(c.value, strict=True) or _cut_short(c):
+        return False
+    letter = m.group(1)
+    tool = _SHORT_FLAG_TOOL.get(letter)
+    if tool is not None and tool.search(line) is None:
+        return False
+    spaced = line[m.end(1) : m.end(1) + 1] in (" ", "\t")
+    quoted = line.endswith(("'", '"'))
+    if not spaced or quoted or tool is not None:
+        return True
+    context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
+    return _USER_ON_LINE.search(context) is not None or keyish(c.value, 10)
+
+
+def _setter_value(c: Candidate) -> bool:
+    """`aws configure set NAME value`, `setx NAME value`, `gh secret set NAME --body value`: the
+    value follows a secret's name as the next argument of a command that stores it."""
+    m = re.search(
+        r"([A-Za-z0-9_.:/-]+)[ \t]+(?:(?:--body|--value|--data|-b)[ \t=]+)?[\"']?\Z", c.line_before()
+    )
+    if m is None or not real_value(c.value):
+        return False
+    strength = name_strength(m.group(1))
+    return strength == "strong" or (strength == "weak" and _random_secret(c.value))
+
+
+_SCHEMES = frozenset(
+    {
+        "bearer",
+        "token",
+        "basic",
+        "digest",
+        "apikey",
+        "api-key",
+        "key",
+        "ssws",
+        "splunk",
+        "negotiate",
+        "ntlm",
+        "hmac",
+        "oauth",
+        "jwt",
+    }
+)
+
+
+def _authorization(c: Candidate) -> bool:
+    """The credential of an `Authorization:` header, whatever its scheme: a password after
+    `Bearer` is still the credential. Not a variable, a template or the scheme alone."""
+    value = c.value
+    if value.lower() in _SCHEMES or not real_value(value) or _cut_short(c):
+        return False
+    return not (value.startswith(("+", "$")) or value.endswith("+"))
+
+
+_CALL_OPEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|\\|->)[A-Za-z_][A-Za-z0-9_]*)*)?[ \t]*\($")
+_CLIENT_WORDS = frozenset(
+    {"client", "api", "sdk", "init", "initialize", "configure", "setup", "connect", "login", "auth",
+     "authenticate", "credential", "credentials", "session", "service", "rest", "gateway", "basic",
+     "signin", "sign", "bearer", "token", "password", "secret", "key", "apikey", "creds", "app", "keen"}
+)  # fmt: skip
+_CONSTRUCTORS = frozenset({"new", "create", "build", "builder", "of", "with", "from", "init", "make"})
+_LITERAL_OR_ARG = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^,()\"'\n]+")
+
+
+def _call_before(line: str) -> tuple[str, list[str]] | None:
+    """The innermost call still open before the value: its callee and the arguments before it."""
+    depth, i = 0, len(line) - 1
+    while i >= 0:
+        ch = line[i]
+        if ch in "\"'":
+            j = line.rfind(ch, 0, i)
+            if j < 0:
+                return None
+            i = j - 1
+            continue
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                m = _CALL_OPEN.search(line[: i + 1])
+                callee = m.group(1) or "" if m else ""
+                args = [a.strip() for a in line[i + 1 :].split(",")][:-1]
+                return callee, args
+            depth -= 1
+        i -= 1
+    return None
+
+
+def _callee_says_secret(callee: str) -> bool:
+    parts = [p for p in re.split(r"\.|::|\\|->", callee) if p]
+    if not parts:
+        return False
+    last = _words(parts[-1])
+    if any(w in _CLIENT_WORDS for w in last):
+        return True
+    return parts[-1].lower() in _CONSTRUCTORS and any(
+        w in _CLIENT_WORDS for p in parts[:-1] for w in _words(p)
+    )
+
+
+_ID_LITERAL = re.compile(r"[\"'][A-Za-z0-9_-]{4,}[\"']")
+
+
+def _positional_argument(c: Candidate) -> bool:
+    """A random literal passed positionally to a client or a login (`Client("AC…", "<hex>")`,
+    `Pusher('app', 'key', '<hex>')`, `basic_auth("admin", Some("<pw>"))`): the call, or an id
+    before it among the arguments, says the literal is a credential."""
+    value = c.value
+    if not _random_secret(value) or _hex_groups(value) and not _UUID.fullmatch(value):
+        return False
+    line = c.line_before()[:-1]  # without the opening quote
+    for _ in range(2):  # the call itself, or the one around it (`Some("…")`)
+        call = _call_before(line)
+        if call is None:
+            return False
+        callee, args = call
+        if _callee_says_secret(callee):
+            return True
+        if (
+            args
+            and all(a for a in args)
+            and _ID_LITERAL.fullmatch(args[0] or "")
+            and "=" not in "".join(args)
+        ):
+            return True
+        line = line[: line.rfind("(")]
+    return False
+
+
+# Words that say the next random token is a secret, and words that say it is something else.
+_SECRET_CONTEXT = frozenset(
+    {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "key", "apikey", "credential",
+     "credentials", "creds", "cred", "auth", "authtoken"}
+)  # fmt: skip
+_OTHER_CONTEXT = frozenset(
+    {"id", "ids", "commit", "commits", "sha", "hash", "digest", "checksum", "build", "version", "release",
+     "request", "trace", "span", "order", "invoice", "ticket", "job", "run", "image", "container", "pod",
+     "etag", "uuid", "guid", "user", "tx", "txid", "transaction", "block", "address", "fingerprint",
+     "file", "path", "url", "link", "merge", "pr", "issue", "artifact", "object", "session", "device",
+     "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
+     "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
+     "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "node", "namespace"}
+)  # fmt: skip
+_NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
+_CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
+_REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}: ?[`'\"]?")
+
+
+def _pasted(c: Candidate) -> bool:
+    """A random token pasted without a name (a chat reply, a line of its own in a mail or a
+    ticket): the nearest telling word before it, on its line or the two lines before, says
+    secret (`key`, `token`, `password`…) rather than something else (`commit`, `id`, `build`…)."""
+    value = c.value
+    if not _random_secret(value) or _hex_groups(value) and not _UUID.fullmatch(value):
+        return False
+    if c.after[:1] in (".", "/", "@", ":", "=", "+") and (c.after[1:2].isalnum() or c.after[:1] in "+="):
+        return False  # part of a name, a path, an address, an assignment or a longer base64 run
+    if _public_der(value):
+        return False
+    before = c.before
+    token = _token_before(before)
+    if token and not token.endswith(("`", "*", "(")):
+        return False  # glued to something: a path, a URL, an assignment
+    entry = before[before.rfind("\x00") + 1 :]  # its own entry: notes apart are apart...
+    if entry.rstrip(" \t\"'`").endswith((":", "=")):
+        name = assigned_name(entry)
+        words = (*_words(name), name.lower())
+        if any(w in _SECRET_CONTEXT or w in WEAK_WORDS or w in _NAMED_OTHER for w in words):
+            return False  # a name that speaks for itself: the assignment rules judge it
+        reply = _REPLY_LABEL.fullmatch(entry)
+        entry = entry[: entry.rstrip(" \t\"'`=:").rfind(name)] if name else entry
+        if reply:  # ...unless the entry is a reply (`bram: <token>`) to the one before
+            previous = before[: len(before) - len(reply.group())].rstrip("\x00")
+            entry = previous[previous.rfind("\x00") + 1 :] + "\n" + entry
+    lines = entry.split("\n")[-3:]
+    for word in reversed(_CONTEXT_WORDS.findall(" ".join(lines))):
+        for w in reversed(_split_glued(word.lower())):
+            if w in _OTHER_CONTEXT:
+                return False
+            if w in _SECRET_CONTEXT:
+                return True
+    return False
+
+
+_TABLE_ROW = re.compile(r"[ \t]*\|")
+_TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*")
+
+
+def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
+    """The header cells of the table whose rows end `lines` (the last line is the value's row)."""
+    if delimiter == "|":
+        for i in range(len(lines) - 2, -1, -1):
+            line = lines[i]
+            if _TABLE_SEPARATOR.fullmatch(line):
+                if i == 0 or not _TABLE_ROW.match(lines[i - 1]):
+                    return None
+                return [cell.strip() for cell in lines[i - 1].strip().strip("|").split("|")]
+            if not _TABLE_ROW.match(line):
+                return None
+        return None
+    width = lines[-1].count(",")
+    for i in range(len(lines) - 2, -1, -1):
+        line = lines[i]
+        if line.count(",") != width or " " in line.strip():
+            return None
+        cells = line.split(",")
+        if all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", cell) for cell in cells):
+            return cells if i == 0 or lines[i - 1].count(",") != width else None
+    return None
+
+
+def _table_cell(c: Candidate) -> bool:
+    """A cell of a Markdown or CSV table whose column header names a secret (`| Service | API key |`,
+    `name,username,password`): real for a strong header, random for a weak one."""
+    value = c.value
+    start = c.start
+    delimiter = c.text[start - 1 : start].strip() or c.before.rstrip(" \t")[-1:]
+    if delimiter not in ("|", ",") or not real_value(value):
+        return False
+    after = c.after.lstrip(" \t")
+    if delimiter == "|" and not after.startswith("|"):
+        return False
+    if delimiter == "," and after[:1] not in ("", ",", "\n", "\r", "\x00"):
+        return False
+    window = c.text[max(0, start - TABLE_LOOKBACK) : start]
+    cut = window.rfind("\x00")
+    lines = window[cut + 1 :].split("\n")
+    header = _table_header(lines, delimiter)
+    if header is None:
+        return False
+    row = lines[-1]
+    column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(",")
+    if column >= len(header):
+        return False
+    strength = name_strength(header[column])
+    return strength == "strong" or (strength == "weak" and _random_secret(value))
+
+
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid"})
+# Cookie names only a session cookie has (PHP, Java servlets, Express, Django, ASP.NET).
+_SESSION_COOKIES = frozenset(
+    {"phpsessid", "jsessionid", "connect.sid", "sessionid", "asp.net_sessionid", "sid"}
+)
+_COOKIE_CONTEXT = re.compile(r"(?i)cookie|set-cookie|\bsession\b")
+
+
+def _session_cookie(c: Candidate) -> bool:
+    """A session cookie's value (`PHPSESSID=…`, `connect.sid=s%3A…`, `sessionid=…`): its name says
+    session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
+    `-b`, `document.cookie`, a cookies map) or under a name only a session cookie has."""
+    name = assigned_name(c.before)
+    spelled = name.lower().lstrip("_")
+    canonical = spelled in _SESSION_COOKIES or spelled.endswith("_session")
+    if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
+        return False
+    value = _PERCENT.sub("", c.value)
+    if not real_value(value) or not _generated(value):
+        return False
+    if canonical:
+        return True
+    return _COOKIE_CONTEXT.search(c.line_before()) is not None
+
+
+_URL_PIECES = re.compile(r"[/?&=#;@:.]+")
+
+
+def _webhook(c: Candidate) -> bool:
+    """An incoming webhook's URL (chat and automation services): after its `hook`/`trigger`/
+    `integration` word, a piece that is random (a token, hex, a UUID, letters mixed with digits)
+    makes the whole URL the credential."""
+    url = c.value
+    lower = url.lower()
+    at = max(
+        lower.find(w)
+        for w in ("hook", "trigger", "incoming", "integration", "robot", "workflows", "/spaces/", "/bot")
+    )
+    if at < 0:
+        return False
+    host_end = url.find("/", url.find("//") + 2)
+    tail = url[max(at, host_end) :] if host_end > 0 else url[at:]
+    for piece in _URL_PIECES.split(tail):
+        if len(piece) < 6 or piece.startswith("{"):
+            continue
+        if _random_secret(piece) or any(_mixed_piece(p) for p in re.split(r"[-_]+", piece)):
+            return True
+    return False
+
+
+def _mixed_piece(piece: str) -> bool:
+    """Letters and digits mixed as an id generator mixes them (`3cnostw`, `b7xk2qp`), not a name
+    with a number at its end (`stripe2024`, `v2`)."""
+    return (
+        len(piece) >= 6
+        and any(ch.isdigit() for ch in piece)
+        and any(ch.isalpha() for ch in piece)
+        and re.fullmatch(r"[A-Za-z]+[0-9]+|[0-9]+[A-Za-z]{1,3}|[0-9]+", piece) is None
+    )
 
 
 CHECKS: dict[str, Callable[[Candidate], bool]] = {
     "random-value": _random_value,
     "random-body": _random_body,
     "not-lowercase": _not_lowercase,
+    "has-digit": _has_digit,
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "not-placeholder": _not_placeholder,
     "random-user": _random_user,
+    "flag-value": _flag_value,
+    "short-flag": _short_flag,
+    "setter-value": _setter_value,
+    "authorization": _authorization,
+    "positional-argument": _positional_argument,
+    "pasted": _pasted,
+    "table-cell": _table_cell,
+    "session-cookie": _session_cookie,
+    "webhook": _webhook,
+    "public-address": _public_address,
 }
+
+
+def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool:
+    """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
+    check, if it has one, accepts it. A `keep` rule's span (public material) is judged by its
+    check alone."""
+    if not keep and masked(c.value):
+        return False
+    return check is None or CHECKS[check](c)

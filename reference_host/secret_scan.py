@@ -24,7 +24,7 @@ from pathlib import Path
 import re2
 import yaml
 
-from reference_host.secret_checks import CHECKS, Candidate
+from reference_host.secret_checks import CHECKS, Candidate, passes
 
 __all__ = [
     "RULES",
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 RULES_FILE = Path(__file__).with_name("secret_rules.yaml")
-BEFORE_CHARS = 256
 # Memory for each regex's program and DFA cache: enough that no text makes RE2 fall back to its
 # slower NFA (it stays linear either way) and log "DFA out of memory".
 RE2_MAX_MEM = 64 << 20
@@ -98,7 +97,8 @@ def _expand(pattern: str, defines: Mapping[str, str]) -> str:
             raise ValueError(f"secret rule regex uses %{m.group(1)}%, which `defines` does not define")
         return defines[m.group(1)]
 
-    return _DEFINED.sub(definition, pattern)
+    expanded = _DEFINED.sub(definition, pattern)
+    return expanded if expanded == pattern else _expand(expanded, defines)  # a definition may use another
 
 
 def _rule(raw: Mapping[str, object], defines: Mapping[str, str]) -> Rule:
@@ -275,9 +275,7 @@ class Scanner:
                     continue
                 start, end = groups.span(spans)
                 start, end = offsets.char(start), offsets.char(end)
-                check = None
-                if rule.check is not None:
-                    check = functools.partial(_passes, rule.check, text, start, end)
+                check = functools.partial(passes, rule.check, Candidate(text, start, end), keep=rule.keep)
                 yield index + 1, start, end, rule.kind, check
 
     def keeps(self, finding: Finding) -> bool:
@@ -309,11 +307,6 @@ def _spans(regex: re2._Regexp, data: bytes) -> Iterator[Sequence[tuple[int, int]
         pos = stop if stop > start else stop + 1
 
 
-def _passes(check: str, text: str, start: int, end: int) -> bool:
-    """The rule's check over what it reads: the value and the text before it."""
-    return CHECKS[check](candidate(text, start, end))
-
-
 def candidate(text: str, start: int, end: int) -> Candidate:
     """What a check reads of the secret at `start:end` of `text`."""
-    return Candidate(text[start:end], text[max(0, start - BEFORE_CHARS) : start])
+    return Candidate(text, start, end)

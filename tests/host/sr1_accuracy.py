@@ -31,7 +31,7 @@ from pathlib import Path
 from reference_host.redaction import Redactor, redact_joined, redact_parts
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-CORPORA = {name: FIXTURES / name / "corpus.json" for name in ("sr1-corpus", "sr1-eval")}
+CORPORA = {name: FIXTURES / name / "corpus.json" for name in ("sr1-corpus", "sr1-eval", "sr1-train")}
 CORPUS = CORPORA["sr1-corpus"]
 PATHS = ("alone", "shared", "parts")
 FRAGMENT = 16

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from reference_host.secret_checks import CHECKS, Candidate
-from reference_host.secret_scan import BEFORE_CHARS, RULES, SECRET_GROUPS, Finding, Rule, glued_to_word
+from reference_host.secret_checks import Candidate, passes
+from reference_host.secret_scan import RULES, SECRET_GROUPS, Finding, Rule, glued_to_word
 
 
 def _secret_span(m: re.Match[str]) -> tuple[int, int]:
@@ -37,8 +37,7 @@ def reference_scan(
             if rule.boundary and glued_to_word(text, m.start()):
                 continue
             start, end = _secret_span(m)
-            candidate = Candidate(text[start:end], text[max(0, start - BEFORE_CHARS) : start])
-            if rule.check is None or CHECKS[rule.check](candidate):
+            if passes(rule.check, Candidate(text, start, end), keep=rule.keep):
                 hits.append((index + 1, start, end, rule.kind))
     kept: list[Finding] = []
     for source, start, end, label in sorted(hits):
