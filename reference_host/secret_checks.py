@@ -301,9 +301,10 @@ def bech32_valid(text: str) -> bool:
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_VALUES = {c: i for i, c in enumerate(_B58)}
-# Version bytes of public base58check strings: P2PKH and P2SH addresses (main and test networks).
+# Version bytes of public base58check strings: P2PKH and P2SH addresses (Bitcoin's main and test
+# networks, Litecoin, Dogecoin).
 # A WIF private key (0x80, 0xef) and an extended private key are not among them.
-_PUBLIC_B58_VERSIONS = frozenset({0x00, 0x05, 0x6F, 0xC4})
+_PUBLIC_B58_VERSIONS = frozenset({0x00, 0x05, 0x6F, 0xC4, 0x30, 0x32, 0x1E, 0x16})
 _PUBLIC_B58_EXTENDED = (b"\x04\x88\xb2\x1e", b"\x04\x35\x87\xcf", b"\x04\xb2\x47\x46", b"\x04\x9d\x7c\xb2")
 
 
@@ -344,6 +345,11 @@ def _random_value(c: Candidate) -> bool:
 def _random_body(c: Candidate) -> bool:
     """A provider prefix that also starts ordinary words (`sk-learn-...`): the rest must be random."""
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
+
+
+def _many_digits(c: Candidate) -> bool:
+    """Ids in digits inside the token (Slack's `xoxb-<team>-<bot>-…`): a placeholder has none."""
+    return sum(ch.isdigit() for ch in c.value) >= 10
 
 
 def _has_digit(c: Candidate) -> bool:
@@ -447,7 +453,7 @@ _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 STRONG_WORDS = frozenset(
     {"password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "passcode", "secret", "secrets",
      "token", "tokens", "credential", "credentials", "creds", "cred", "apikey", "auth", "dsn", "authtoken",
-     "accesstoken", "privatekey", "pat", "psk", "authorization", "mnemonic", "otp"}
+     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer"}
 )  # fmt: skip
 STRONG_PAIRS = frozenset(
     {("api", "key"), ("private", "key"), ("priv", "key"), ("access", "key"), ("secret", "key"),
@@ -466,7 +472,7 @@ QUALIFIERS = frozenset(
      "write", "readwrite", "full", "enc", "encoded", "encrypted", "confirm", "confirmation", "again",
      "repeat", "retype", "eu", "us", "ap", "global", "local", "remote", "internal", "external", "default",
      "fallback", "override", "orig", "original", "tmp", "temp", "temporary", "bot", "app", "ci", "deploy",
-     "svc", "api", "web", "mobile", "one", "two", "v", "bearer", "secret", "access", "refresh", "token"}
+     "svc", "api", "web", "mobile", "one", "two", "v", "secret", "access", "refresh", "token", "phrase"}
 )  # fmt: skip
 # After the secret's word: a fact about the secret, not the secret (`token_url`, `password_min_length`).
 NOT_SECRET_SUFFIXES = frozenset(
@@ -495,24 +501,32 @@ NOT_SECRET_SUFFIXES = frozenset(
      "view", "screen", "button", "icon", "user", "username", "login", "email", "owner", "principal",
      "subject", "driver", "engine", "adapter", "secure", "httponly", "samesite", "less", "free",
      "bytes", "bits", "vault", "uuid", "guid", "hint", "help", "doc", "docs", "log", "logs", "event",
-     "events", "store", "exchange", "introspection", "revocation", "info", "metadata", "meta", "auth"}
+     "events", "store", "exchange", "introspection", "revocation", "info", "metadata", "meta", "auth",
+     "attributes", "attribute", "group", "groups", "pair", "mapping", "policy", "signature"}
 )  # fmt: skip
 NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
      "continuation", "pagination", "cursor", "idempotency", "hash", "range", "row", "object", "lock",
-     "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "routing", "shard",
+     "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "shard",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
-     "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset"}
+     "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
+     "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request"}
 )  # fmt: skip
+# Pairs that name something else: an idempotency token (`client_token`), a TLS client certificate.
+NOT_SECRET_PAIRS = frozenset({("client", "token"), ("client", "cert")})
 # Words that end in a secret's word without being one (`bypass`, `monkey`).
 GLUED_EXCEPTIONS = frozenset(
     {"bypass", "compass", "encompass", "surpass", "trespass", "overpass", "underpass", "impass", "monkey",
      "turkey", "hockey", "donkey", "jockey", "whiskey", "lackey", "passkey", "hotkey", "turnkey"}
 )  # fmt: skip
 _PAIR_FIRSTS = frozenset(a for a, _ in STRONG_PAIRS)
+# Words that contain a secret's word without being glued to one.
+_WHOLE_WORDS = frozenset(
+    {"oauth", "author", "authors", "authority", "keyword", "keywords", "passage", "tokenizer", "getpass"}
+)
 _VOCABULARY = tuple(
     sorted(
-        (STRONG_WORDS | WEAK_WORDS | _PAIR_FIRSTS | QUALIFIERS | NOT_SECRET_SUFFIXES | NOT_SECRET_BEFORE)
+        (STRONG_WORDS | WEAK_WORDS | _PAIR_FIRSTS | QUALIFIERS | NOT_SECRET_SUFFIXES | NOT_SECRET_BEFORE | _WHOLE_WORDS)
         - {"v", "e", "n", "x", "y"},
         key=len,
         reverse=True,
@@ -552,29 +566,30 @@ def name_strength(name: str) -> str | None:
 
     A name's words are read glued or apart (`PGPASSWORD`, `client_secret`, `apiKey`). After the
     secret's word may come qualifiers (`_PROD`, `V2`, `_rw`); a word that names a fact about the
-    secret (`_url`, `_length`, `Name`) says it is not one; any other word leaves it weak. A
-    `secret` followed by `id` is an access key's id or an AppRole secret: strong.
+    secret (`_url`, `_length`, `Name`), or any other word, says it is not one (`KeyGroup`). A
+    `secret` followed by `id` is an access key's id or an AppRole secret, when random.
     """
     words = _words(name)
+    if words in (("authorization",), ("proxy", "authorization")):  # a header's name, alone
+        return "strong"
     secretish = [i for i, w in enumerate(words) if w in STRONG_WORDS or w in WEAK_WORDS]
     if not secretish:
         return None
     last = secretish[-1]
     tail = words[last + 1 :]
-    if words[last] == "secret" and tail[:1] == ("id",):
-        return "strong" if all(w in QUALIFIERS or w.isdigit() for w in tail[1:]) else None
-    unknown = False
+    if words[last] == "secret" and tail[:1] == ("id",):  # an access key's id, an AppRole secret: random
+        return "weak" if all(w in QUALIFIERS or w.isdigit() for w in tail[1:]) else None
     for w in tail:
-        if w in NOT_SECRET_SUFFIXES:
+        if w in NOT_SECRET_SUFFIXES or not (
+            w in QUALIFIERS or w.isdigit() or w in STRONG_WORDS or w in WEAK_WORDS
+        ):
             return None
-        if not (w in QUALIFIERS or w.isdigit() or w in STRONG_WORDS or w in WEAK_WORDS):
-            unknown = True
-    if last > 0 and words[last - 1] in NOT_SECRET_BEFORE:
+    if last > 0 and (words[last - 1] in NOT_SECRET_BEFORE or (words[last - 1], words[last]) in NOT_SECRET_PAIRS):
         return None
     strong = any(w in STRONG_WORDS for w in words[: last + 1]) or any(
         pair in STRONG_PAIRS for pair in itertools.pairwise(words)
     )
-    return "strong" if strong and not unknown else "weak"
+    return "strong" if strong else "weak"
 
 
 _PLACEHOLDER = re.compile(
@@ -587,24 +602,28 @@ _PLACEHOLDER = re.compile(
 )
 _SHELL_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _REFERENCE_START = re.compile(
-    r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+)"
+    r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+|arn:aws)"
 )
 _DOTTED = re.compile(
     r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_.:]*\(.*"
 )
+_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)")
 _NUMBER = re.compile(r"[0-9][0-9_.,:]*")
 _SHORT_WORD = re.compile(r"[A-Za-z]{1,11}")
 
 
 def _reference(value: str) -> bool:
     """Code that names a value rather than holding one: `os.environ["X"]`, `config.db.password`,
-    `getToken()`. A dotted value whose pieces are random (`Xk9.pQ2z`) is a password with a dot."""
-    if _REFERENCE_START.match(value):
+    `getToken()`, `win32api.RegEnumKey`. A dotted value whose pieces are random (`Xk9.pQ2z`) is a
+    password with a dot."""
+    value = value.lstrip("(!*&")
+    if _REFERENCE_START.match(value) or _CALL.fullmatch(value):
         return True
     if _DOTTED.fullmatch(value) is None:
         return False
-    pieces = re.split(r"[.():\"',]+", value)
-    return all(_wordlike(p) for p in pieces if p) and not keyish(value.replace(".", ""), 16)
+    pieces = [p for p in re.split(r"[.():\"',]+", value) if p]
+    wordlike = [_wordlike(p) and _classes(p) < 3 for p in pieces]  # `QEk4` mixes all three: random
+    return wordlike[-1] and 2 * sum(wordlike) >= len(pieces)
 
 
 def _path(value: str) -> bool:
@@ -615,12 +634,32 @@ def _path(value: str) -> bool:
     return all(_wordlike(s) for s in re.split(r"[/\\.~:_-]+", value) if s)
 
 
-def real_value(value: str) -> bool:
-    """Not a placeholder, a variable or code reference, a path, a hash, a number or one short word."""
+def real_value(value: str, *, code: bool = True) -> bool:
+    """Not a placeholder, a variable or code reference, a path, a hash, a number or one short word.
+    Where no code is (`code` False: a URL's query, a connection string), a dotted value is a value."""
     value = value.strip()
     if len(value) < 6 or placeholder(value) or _NUMBER.fullmatch(value) or _SHORT_WORD.fullmatch(value):
         return False
-    return not (_reference(value) or _path(value) or _HASH_NOTATION.match(value))
+    if _WORDS_ONLY.fullmatch(value) or _identifier(value) or value[0] in "{([:":
+        return False  # `a secret`, `selective_auth`, `ParseResults`, `{ENDOFTEXT: …}`: words or code
+    return not ((code and _reference(value)) or _path(value) or _HASH_NOTATION.match(value))
+
+
+_WORDS_ONLY = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+[ .!?*:;,]*|(?:[^ ]+ ){3,}[^ ]*")
+_IDENTIFIER_SHAPE = re.compile(r"_*[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+")
+
+
+def _identifier(value: str) -> bool:
+    """An identifier or a constant spelled in words: `selective_auth`, `ParseResults`,
+    `NSPersistentHistoryToken`, `CURLOPT_READDATA`, `CRAM-MD5`; not a word alone (`hunter`)."""
+    if _IDENTIFIER_SHAPE.fullmatch(value) is None or not _all_wordlike(value):
+        return False
+    if _CONSONANT_RUN.search(value) or _vowel_share(value) < MAX_RANDOM_VOWEL_SHARE:
+        return False  # random letters (`KacgnfVdkvOhXDgNJMZzwbih`), not words
+    if value.isupper():
+        return "_" in value or "-" in value
+    return "_" in value or any(a.islower() and b.isupper() for a, b in itertools.pairwise(value))
+_URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
 _ASSIGN_TAIL = " \t\"'`=:>|,]"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
@@ -662,6 +701,7 @@ _PROSE_TAILS = tuple(
 _FIELD_TAIL = re.compile(
     r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?value[\"']?[ \t]*[:=][ \t]*[\"'`]?\Z"
     r"|[\"'`\])]*[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
+    r"|[\"']?[ \t]*\{[^{}]*\b(?:default|value)[ \t]*=[ \t]*[\"']?\Z"
 )
 
 
@@ -685,7 +725,7 @@ def _prose_name(before: str) -> str | None:
 
 # A type where a value would be (TypeScript, Rust, Go parameters and fields): `token: string)`,
 # `secret: Uint8Array,`, `apiKey?: string;`, `password: Option<String>`.
-_TYPE_EXPRESSION = re.compile(r"&?(?:mut )?[A-Za-z_][A-Za-z0-9_]*(?:<[^\x00\s]*>)?(?:\[\])*[)>\],;:|&={]*")
+_TYPE_EXPRESSION = re.compile(r"&?(?:mut )?[A-Za-z_][A-Za-z0-9_]*(?:<[^\x00\s]*>)?(?:\[\])*[!?]?[)>\],;:|&={]*")
 _CODE_AFTER = re.compile(r"[ \t]*(?:[),;|&>\]=]|\[\]|\{|$)")
 _OPTIONAL_MARK = re.compile(r"\?[ \t]*:[ \t]*\Z")
 
@@ -697,37 +737,83 @@ def _type_annotation(c: Candidate) -> bool:
     ident = re.match(r"&?(?:mut )?([A-Za-z_][A-Za-z0-9_]*)", value)
     if ident is None or not _all_wordlike(ident.group(1)) or keyish(ident.group(1), 8):
         return False
-    if _OPTIONAL_MARK.search(c.before) or value[-1] in ")>],;:|&={":
+    if _OPTIONAL_MARK.search(c.before) or value[-1] in ")>],;:|&={!":
         return True
     return _CODE_AFTER.match(c.after) is not None and c.after[:1] not in ("", "\n", "\r")
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _code_expression(c: Candidate) -> bool:
+    """An identifier the code goes on calling, indexing or reading (`ParseResults(`, `args[0]`)."""
+    return _IDENTIFIER.fullmatch(c.value) is not None and c.after[:1] in ("(", "[", ".")
+
+
+# A declaration with a type between its name and its value: `const TOKEN: &str = "…"`,
+# `val password: String = "…"`, `var apiKey string = "…"`.
+_TYPED = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_.-]*)[\"'`]?[ \t]*(?::[ \t]*|[ \t]+)&?(?:'static[ \t]+)?[A-Za-z_][A-Za-z0-9_.<>]*[ \t]*=[ \t]*[\"'`]?\Z"
+)
 
 
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random."""
-    if not real_value(c.value) or _cut_short(c) or _type_annotation(c):
+    in_code = _URL_PARAMETER.search(c.before) is None
+    if not real_value(c.value, code=in_code) or _cut_short(c) or _type_annotation(c) or _code_expression(c):
         return False
-    tail = c.before[-100:]
+    tail = c.before[-200:]
     field = _FIELD_TAIL.search(tail)
     before = c.before[: len(c.before) - len(tail) + field.start()] if field else c.before
-    strength = name_strength(assigned_name(before))
+    name = assigned_name(before)
+    if name_strength(name) is None:
+        typed = _TYPED.search(before[-120:])
+        name = typed.group(1) if typed else name
+    strength = name_strength(name)
     if strength is not None:
-        return strength == "strong" or _random_secret(c.value)
+        edge = before.rstrip(_ASSIGN_TAIL)[: -len(name)][-1:] if name else ""
+        if edge in ("/", "+") or (edge.isalnum() and edge.isascii()):
+            return False  # the name is the tail of a longer run (base64, a path), not a name
+        return strength == "strong" or _random_weak_value(c.value)
     prose = _prose_name(c.before)
     return prose is not None and keyish(c.value, 8)
 
 
+_FORMAT = re.compile(r"%[sdr]\b|%\([a-z_]+\)[sdr]|\{[0-9]?\}")
+_FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
+
+
 def placeholder(value: str) -> bool:
-    """A placeholder where a secret would be: a template, a variable, a mask, a word such as `changeme`."""
+    """A placeholder where a secret would be: a template, a variable, a mask, a word such as
+    `changeme`, a format string (`Basic %s`, `--password={}`)."""
     if _PLACEHOLDER.fullmatch(value) or masked(value):
+        return True
+    if _FORMAT.search(value) and (" " in value or _FORMAT_FIELD.search(value)):
         return True
     variable = _SHELL_VARIABLE.fullmatch(value)
     return variable is not None and _all_wordlike(variable.group(1))
 
 
+def _random_weak_value(value: str) -> bool:
+    """A weak name's value (`key`, `salt`, `signature`): random, in one piece (no spaces, no
+    `name=value` inside it); hex only as long as a key is (32 digits or more: shorter, it is an
+    id or a hash's prefix)."""
+    if any(ch in value for ch in " \t") or "=" in value.rstrip("="):
+        return False
+    if _HEX.fullmatch(value):
+        return len(value) >= 32 and _classes(value) >= 2
+    return _random_argument(value) or _generated(value)
+
+
 def _not_placeholder(c: Candidate) -> bool:
-    """A password in a URL or a .netrc: anything but a placeholder (`password`, `${DB_PASS}`, `$PASS`)."""
-    return not placeholder(c.value)
+    """A password in a URL or a .netrc: anything but a placeholder (`password`, `${DB_PASS}`, `$PASS`)
+    or a default that repeats the user (`postgres://postgres:postgres@localhost`)."""
+    value = c.value
+    if placeholder(value):
+        return False
+    user = re.search(r"([A-Za-z0-9_.-]+)[:%/]\Z", c.before[-70:])
+    return user is None or user.group(1) != value
 
 
 def _random_user(c: Candidate) -> bool:
@@ -763,7 +849,7 @@ def _password_like(value: str, *, strict: bool = False) -> bool:
         return False
     if not strict:
         return True
-    if re.fullmatch(r"[0-9.:/-]+|[a-z]+:[a-z_-]+", value):
+    if re.fullmatch(r"[0-9.:/,-]+|[a-z]+:[a-z_-]+", value):
         return False
     if re.fullmatch(r"[a-z][a-z0-9_-]*", value):
         return _generated(value)
@@ -777,7 +863,7 @@ def _flag_value(c: Candidate) -> bool:
     if m is None:
         return False
     strength = name_strength(m.group(1))
-    if strength is None or not _password_like(c.value) or _cut_short(c):
+    if strength is None or not _password_like(c.value) or _cut_short(c) or "=" in c.value.rstrip("="):
         return False
     return strength == "strong" or _random_secret(c.value, 12)
 
@@ -789,6 +875,7 @@ _SHORT_FLAG_TOOL = {
     "w": re.compile(r"(?i)ldap"),
     "a": re.compile(r"(?i)redis"),
     "k": re.compile(r"(?i)openssl"),
+    "N": re.compile(r"ssh-keygen"),
 }
 
 
@@ -798,7 +885,7 @@ def _short_flag(c: Candidate) -> bool:
     (`-u`, `--username`, `user@host`, a `login`) or the value be random by itself. `-w`, `-a` and
     `-k` are passwords only for the tools that read them so (LDAP, Redis, OpenSSL)."""
     line = c.line_before()
-    m = re.search(r"-([pPwak])[ \t]*[\"']?\Z", line)
+    m = re.search(r"-([pPwakN])[ \t]*[\"']?\Z", line)
     if m is None or not _password_like(c.value, strict=True) or _cut_short(c):
         return False
     letter = m.group(1)
@@ -807,10 +894,43 @@ def _short_flag(c: Candidate) -> bool:
         return False
     spaced = line[m.end(1) : m.end(1) + 1] in (" ", "\t")
     quoted = line.endswith(("'", '"'))
-    if not spaced or quoted or tool is not None:
+    if quoted or tool is not None:
         return True
+    if not spaced:  # -pvalue: a password, not a word (-pedantic) or a number (-p4096)
+        return c.value[:1].isalnum() and (_generated(c.value) or (_classes(c.value) >= 2 and _letters(c.value) >= 2))
     context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
-    return _USER_ON_LINE.search(context) is not None or keyish(c.value, 10)
+    if _USER_ON_LINE.search(context) is not None:
+        return True
+    value = c.value
+    return _generated(value) or (any(ch.isdigit() for ch in value) and any(not ch.isalnum() for ch in value))
+
+
+def _spaced_value(c: Candidate) -> bool:
+    """`PASSWORD 'x'` (SQL), `ENV DB_PASSWORD x` (Dockerfile), `password hunter2!` in a chat,
+    `IDENTIFIED BY 'x'`: a strong name, a space, and a value a person chose (not a word, a flag,
+    a path)."""
+    before = c.before.rstrip("'\"")
+    quoted = c.before.endswith(("'", '"'))
+    core = c.value if quoted else c.value.rstrip(",.;:?)*@")
+    if re.search(r"(?i)identified[ \t]+by[ \t]+\Z", before):
+        return not placeholder(core) and len(core) >= 4 and (quoted or _chosen(core))
+    m = re.search(r"([A-Za-z0-9_.-]+)[ \t]+\Z", before)
+    if m is None or name_strength(m.group(1)) != "strong":
+        return False
+    return _password_like(core, strict=not quoted) and (quoted or _chosen(core))
+
+
+def _chosen(value: str) -> bool:
+    """A bare word in a sentence that is a password: letters with a digit or a symbol inside, no
+    code (`C{None}`, `embed=True`), no constant (`GETTEXT_POISON`), no word (`expired`)."""
+    if any(ch in value for ch in "={}()[]") or not any(ch.isalpha() for ch in value):
+        return False
+    if value.isupper() and _all_wordlike(value):
+        return False
+    return any(ch.isdigit() or ch in _PASSWORD_SYMBOLS for ch in value)
+
+
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+?~")
 
 
 def _setter_value(c: Candidate) -> bool:
@@ -849,7 +969,7 @@ def _authorization(c: Candidate) -> bool:
     """The credential of an `Authorization:` header, whatever its scheme: a password after
     `Bearer` is still the credential. Not a variable, a template or the scheme alone."""
     value = c.value
-    if value.lower() in _SCHEMES or not real_value(value) or _cut_short(c):
+    if value.lower() in _SCHEMES or not real_value(value) or _cut_short(c) or any(ch in value for ch in "()[]{}"):
         return False
     return not (value.startswith(("+", "$")) or value.endswith("+"))
 
@@ -900,7 +1020,11 @@ def _callee_says_secret(callee: str) -> bool:
     )
 
 
-_ID_LITERAL = re.compile(r"[\"'][A-Za-z0-9_-]{4,}[\"']")
+_ID_LITERAL = re.compile(r"[\"'][A-Za-z0-9_.:-]{4,}[\"']")
+# A variable before the literal that names whose credential it is: `Twilio(accountSid, "<hex>")`.
+_ID_VARIABLE = re.compile(
+    r"[$@]?[A-Za-z_][A-Za-z0-9_]*(?i:sid|id|user|username|account|app|client|key|host|endpoint|url)"
+)
 
 
 def _positional_argument(c: Candidate) -> bool:
@@ -908,7 +1032,7 @@ def _positional_argument(c: Candidate) -> bool:
     `Pusher('app', 'key', '<hex>')`, `basic_auth("admin", Some("<pw>"))`): the call, or an id
     before it among the arguments, says the literal is a credential."""
     value = c.value
-    if not _random_secret(value) or _hex_groups(value) and not _UUID.fullmatch(value):
+    if not _random_argument(value):
         return False
     line = c.line_before()[:-1]  # without the opening quote
     for _ in range(2):  # the call itself, or the one around it (`Some("…")`)
@@ -920,8 +1044,8 @@ def _positional_argument(c: Candidate) -> bool:
             return True
         if (
             args
-            and all(a for a in args)
-            and _ID_LITERAL.fullmatch(args[0] or "")
+            and all(args)
+            and (_ID_LITERAL.fullmatch(args[0]) or _ID_VARIABLE.fullmatch(args[0]))
             and "=" not in "".join(args)
         ):
             return True
@@ -931,8 +1055,8 @@ def _positional_argument(c: Candidate) -> bool:
 
 # Words that say the next random token is a secret, and words that say it is something else.
 _SECRET_CONTEXT = frozenset(
-    {"password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "key", "apikey", "credential",
-     "credentials", "creds", "cred", "auth", "authtoken"}
+    {"password", "passwords", "passwd", "pass", "pwd", "passphrase", "secret", "secrets", "token", "tokens",
+     "key", "keys", "apikey", "credential", "credentials", "creds", "cred", "auth", "authtoken"}
 )  # fmt: skip
 _OTHER_CONTEXT = frozenset(
     {"id", "ids", "commit", "commits", "sha", "hash", "digest", "checksum", "build", "version", "release",
@@ -941,28 +1065,34 @@ _OTHER_CONTEXT = frozenset(
      "file", "path", "url", "link", "merge", "pr", "issue", "artifact", "object", "session", "device",
      "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
      "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
-     "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "node", "namespace"}
+     "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "node", "namespace", "cipher", "ciphertext",
+     "encrypted", "signature"}
 )  # fmt: skip
 _NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
 _CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
 _REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}: ?[`'\"]?")
 
 
+_STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*")
+_STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*")
+_NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
 def _pasted(c: Candidate) -> bool:
     """A random token pasted without a name (a chat reply, a line of its own in a mail or a
-    ticket): the nearest telling word before it, on its line or the two lines before, says
-    secret (`key`, `token`, `password`…) rather than something else (`commit`, `id`, `build`…)."""
+    ticket): a token standing alone (no quote, call or path around it), and the nearest telling
+    name before it, on its line or the two lines before in its entry, is a secret's (`key`,
+    `api key`, `token`…) rather than something else's (`commit`, `next-token`, `build id`…)."""
     value = c.value
-    if not _random_secret(value) or _hex_groups(value) and not _UUID.fullmatch(value):
+    if not _random_strict(value):
         return False
-    if c.after[:1] in (".", "/", "@", ":", "=", "+") and (c.after[1:2].isalnum() or c.after[:1] in "+="):
-        return False  # part of a name, a path, an address, an assignment or a longer base64 run
+    before, after = c.before, c.after
+    if before[-1:] not in _STANDALONE_BEFORE:
+        return False  # glued to something: a path, a URL, a quote, an assignment
+    if after[:1] not in _STANDALONE_AFTER and not (after[:1] in ".,;:!?" and after[1:2] in _STANDALONE_AFTER):
+        return False  # part of a name, a path, an address, a call or a longer run
     if _public_der(value):
         return False
-    before = c.before
-    token = _token_before(before)
-    if token and not token.endswith(("`", "*", "(")):
-        return False  # glued to something: a path, a URL, an assignment
     entry = before[before.rfind("\x00") + 1 :]  # its own entry: notes apart are apart...
     if entry.rstrip(" \t\"'`").endswith((":", "=")):
         name = assigned_name(entry)
@@ -975,13 +1105,53 @@ def _pasted(c: Candidate) -> bool:
             previous = before[: len(before) - len(reply.group())].rstrip("\x00")
             entry = previous[previous.rfind("\x00") + 1 :] + "\n" + entry
     lines = entry.split("\n")[-3:]
-    for word in reversed(_CONTEXT_WORDS.findall(" ".join(lines))):
-        for w in reversed(_split_glued(word.lower())):
-            if w in _OTHER_CONTEXT:
-                return False
-            if w in _SECRET_CONTEXT:
-                return True
+    names = _NAMEISH.findall(" ".join(lines))[-12:]
+    for i in range(len(names) - 1, -1, -1):
+        name = names[i]
+        words = _words(name)
+        if any(w in _OTHER_CONTEXT for w in words):
+            return False
+        if any(w in _SECRET_CONTEXT for w in words):
+            spelled = " ".join(names[max(0, i - 1) : i + 1])  # `api key`, `the key`
+            return name_strength(spelled) is not None and name_strength(name) is not None
     return False
+
+
+def _random_argument(value: str) -> bool:
+    """A literal argument that is a credential's value: a UUID, hex of 16 digits or more with
+    letters and digits, or 16 key characters or more that no word or identifier spells."""
+    core = value.strip("=")
+    if _UUID.fullmatch(core) or (_HEX.fullmatch(core) and len(core) >= 16 and _classes(core) >= 2):
+        return True
+    return (
+        len(core) >= 16
+        and _classes(core) >= 2
+        and _entropy(core) > 3.3
+        and not _all_wordlike(core)
+        and not mostly_words(core)
+        and core.count("_") < 2
+        and not _HEX.fullmatch(core)
+    )
+
+
+def _random_strict(value: str) -> bool:
+    """Random with no name to vouch for it: a UUID, hex of 32 digits or more with letters and
+    digits, or 20 key characters or more that no word or identifier spells."""
+    core = value.strip("=")
+    if _UUID.fullmatch(core):
+        return True
+    if _HEX.fullmatch(core):
+        return len(core) >= 32 and _classes(core) >= 2
+    if _hex_groups(core):
+        return False
+    return (
+        len(core) >= 20
+        and _classes(core) >= 2
+        and _entropy(core) > 3.5
+        and not _all_wordlike(core)
+        and not mostly_words(core)
+        and core.count("_") < 2
+    )
 
 
 _TABLE_ROW = re.compile(r"[ \t]*\|")
@@ -1041,9 +1211,7 @@ def _table_cell(c: Candidate) -> bool:
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid"})
 # Cookie names only a session cookie has (PHP, Java servlets, Express, Django, ASP.NET).
-_SESSION_COOKIES = frozenset(
-    {"phpsessid", "jsessionid", "connect.sid", "sessionid", "asp.net_sessionid", "sid"}
-)
+_SESSION_COOKIES = frozenset({"PHPSESSID", "JSESSIONID", "connect.sid", "sessionid", "ASP.NET_SessionId", "laravel_session"})
 _COOKIE_CONTEXT = re.compile(r"(?i)cookie|set-cookie|\bsession\b")
 
 
@@ -1052,8 +1220,7 @@ def _session_cookie(c: Candidate) -> bool:
     session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
     `-b`, `document.cookie`, a cookies map) or under a name only a session cookie has."""
     name = assigned_name(c.before)
-    spelled = name.lower().lstrip("_")
-    canonical = spelled in _SESSION_COOKIES or spelled.endswith("_session")
+    canonical = name in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
     if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
         return False
     value = _PERCENT.sub("", c.value)
@@ -1105,6 +1272,7 @@ CHECKS: dict[str, Callable[[Candidate], bool]] = {
     "random-body": _random_body,
     "not-lowercase": _not_lowercase,
     "has-digit": _has_digit,
+    "many-digits": _many_digits,
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "not-placeholder": _not_placeholder,
@@ -1112,6 +1280,7 @@ CHECKS: dict[str, Callable[[Candidate], bool]] = {
     "flag-value": _flag_value,
     "short-flag": _short_flag,
     "setter-value": _setter_value,
+    "spaced-value": _spaced_value,
     "authorization": _authorization,
     "positional-argument": _positional_argument,
     "pasted": _pasted,

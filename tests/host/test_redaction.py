@@ -204,7 +204,7 @@ def test_redact_joined_catches_the_split_secret(redactor: Redactor) -> None:
     assert find_leaks(out, targets, allow_whitespace_split=True) == []
     assert out.split("\n") == [
         CORPUS.prose[0],
-        "Rotation note: the old key ended [REDACTED:pasted-secret]",  # the head alone follows "key"
+        "Rotation note: the old key ended [REDACTED:high-entropy]",
         " and was revoked on Monday.",
         CORPUS.prose[1],
     ]
