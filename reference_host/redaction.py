@@ -55,6 +55,10 @@ SHAPE_FALLBACK_LABEL = "secret"  # too short to hold a registered value (>= 8 ch
 JOINT = "\x00"  # what parts are scanned joined by: no rule matches across it
 HARD_BREAK = "\x00\x01\x00"  # between parts that are not neighbours: not even a joint to glue
 MAX_ROUNDS = 4
+# A later round looks again at the text around each change: a check reads this far before its
+# value (secret_checks.BEFORE_CHARS) and this far after it (AFTER_CHARS).
+DIRTY_BEFORE = 256
+DIRTY_AFTER = 64
 GLUE_RANDOM_LENGTH = 8  # a fragment this long across a joint must itself look random
 MIN_KEY_MATERIAL = 32  # the shortest prefix-less run the high-entropy rule reads as a key
 # Rules whose value has no provider prefix to anchor a glued match: a named or placed value (an
@@ -63,7 +67,8 @@ VALUE_CHECKS = frozenset(
     {"assigned-value", "flag-value", "short-flag", "setter-value", "authorization", "positional-argument",
      "pasted", "table-cell", "session-cookie"}
 )  # fmt: skip
-LOOSE = frozenset({"key-material"} | VALUE_CHECKS)
+KEY_MATERIAL = ("key-material", "run")  # prefix-less runs of key characters
+LOOSE = frozenset({*KEY_MATERIAL} | VALUE_CHECKS)
 _SPACE = re.compile(r"\s")
 
 # A joint the glued view removes: a line break inside a part (with the indentation around it) or
@@ -145,6 +150,7 @@ class Redactor:
         """
         parts = list(parts)
         todo = list(range(len(parts)))
+        dirty: dict[int, list[tuple[int, int]]] = {}  # part -> where the last round changed it
         for _ in range(MAX_ROUNDS):
             changed: set[int] = set()
             if self._form_leaks:
@@ -153,14 +159,18 @@ class Redactor:
                     if canonical != parts[i]:
                         changed.add(i)
                         parts[i] = canonical
-            for i, part_edits in self._edits(parts, todo).items():
-                redacted = _apply(parts[i], part_edits)
+                        dirty[i] = [(0, len(canonical))]
+            edited: dict[int, list[tuple[int, int]]] = {}
+            for i, part_edits in self._edits(parts, todo, dirty).items():
+                redacted, spans = _apply_spans(parts[i], part_edits)
                 if redacted != parts[i]:
                     changed.add(i)
                     parts[i] = redacted
+                    edited[i] = spans
             if not changed:
                 break
             todo = sorted({j for i in changed for j in (i - 1, i, i + 1) if 0 <= j < len(parts)})
+            dirty = {i: edited.get(i, [(0, len(parts[i]))]) for i in changed}
         return parts
 
     def _holding_forms(self, parts: list[str], indexes: Sequence[int]) -> list[int]:
@@ -270,12 +280,30 @@ class Redactor:
 
     # -- findings -----------------------------------------------------------------------------
 
-    def _edits(self, parts: Sequence[str], indexes: Sequence[int]) -> dict[int, list[_Edit]]:
+    def _edits(
+        self,
+        parts: Sequence[str],
+        indexes: Sequence[int],
+        dirty: Mapping[int, list[tuple[int, int]]] | None = None,
+    ) -> dict[int, list[_Edit]]:
         """What to replace in the parts at `indexes`: every finding of a part, and secrets across
-        joints (only between neighbours: parts not side by side are kept apart by a hard break)."""
+        joints (only between neighbours: parts not side by side are kept apart by a hard break).
+
+        With `dirty` (a later round: where the last one changed each part), only the lines around
+        those changes are looked at again, and the whole of the parts it did not change: no other
+        finding can have appeared. A finding is new only if its match, or the window its check
+        reads (DIRTY_BEFORE characters before it, DIRTY_AFTER after it), holds a change.
+        """
         joined, starts = _join(parts, indexes)
         taken = [m.span() for m in self._plain_markers(joined)] if "[REDACTED:" in joined else []
-        direct = self._scanner.scan(joined, taken)
+        within = None
+        if dirty:
+            within = []
+            for k, i in enumerate(indexes):
+                base, size = starts[k], len(parts[i])
+                for a, b in dirty.get(i, [(0, size)]):
+                    within.append((base + max(0, a - DIRTY_AFTER), base + min(size, b + DIRTY_BEFORE)))
+        direct = self._scanner.scan(joined, taken, within)
         edits: dict[int, list[_Edit]] = {}
 
         def add(start: int, end: int, label: str | None) -> None:
@@ -285,12 +313,17 @@ class Redactor:
         for f in direct:
             if not self._scanner.keeps(f):
                 add(f.start, f.end, f.label)
-        for start, end, label in self._straddling_edits(joined, starts, direct, taken):
+        for start, end, label in self._straddling_edits(joined, starts, direct, taken, within):
             add(start, end, label)
         return edits
 
     def _straddling_edits(
-        self, joined: str, starts: list[int], direct: list[Finding], taken: list[tuple[int, int]]
+        self,
+        joined: str,
+        starts: list[int],
+        direct: list[Finding],
+        taken: list[tuple[int, int]],
+        within: Sequence[tuple[int, int]] | None = None,
     ) -> Iterator[tuple[int, int, str | None]]:
         """Secrets that only appear once the joints (line breaks, part boundaries) are removed.
 
@@ -304,6 +337,13 @@ class Redactor:
         if "\n" not in joined and JOINT not in joined:
             return
         joints = [span for span in _joints(joined) if _worth_gluing(joined, *span)]
+        if within is not None:  # a later round: only the joints near a change
+            near = sorted(within)
+            joints = [
+                (a, b)
+                for a, b in joints
+                if any(lo - _GLUE_AFTER <= a and b <= hi + _GLUE_BEFORE for lo, hi in near[: bisect_right(near, (b, b))][-8:])
+            ]
         if not joints:
             return
         covering = _Covering(direct)
@@ -329,7 +369,7 @@ class Redactor:
                 _not_continued(joined[slice(*pieces[-1])]) or self._short_id_after(joined, covering, pieces)
             ):
                 pieces = pieces[:-1]
-            while shape.check == "key-material" and len(pieces) > 1 and plain_word(joined[slice(*pieces[0])]):
+            while shape.check in KEY_MATERIAL and len(pieces) > 1 and plain_word(joined[slice(*pieces[0])]):
                 pieces = pieces[1:]  # nor, where no prefix starts it, a first piece that is a word
         open_pieces = [(a, b) for a, b in pieces if not covering.covers(a, b)]
         if len(pieces) < 2 or not open_pieces or self._scanner.keeps(f):
@@ -372,7 +412,7 @@ class Redactor:
         rule = self._scanner.rules[f.source - 1]
         if rule.delimited:  # its own closing line (-----END ... -----) says where it ends
             return True
-        if rule.check == "key-material":
+        if rule.check in KEY_MATERIAL:
             # A piece long enough to be key material alone would have been found alone.
             texts = [joined[a:b] for a, b in open_pieces]
             if any(len(t) >= MIN_KEY_MATERIAL for t in texts):
@@ -554,6 +594,30 @@ def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:
             current, start, end = [(a, b)], lo, hi
     if current:
         yield _Window(start, end, tuple(current))
+
+
+def _apply_spans(text: str, edits: Sequence[_Edit]) -> tuple[str, list[tuple[int, int]]]:
+    """`_apply`, and where its replacements stand in the new text."""
+    if not edits:
+        return text, []
+    merged: list[list] = []
+    for e in sorted(edits, key=lambda e: (e.start, -e.end)):
+        if merged and e.start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e.end)
+            merged[-1][2] = merged[-1][2] or e.label
+        else:
+            merged.append([e.start, e.end, e.label])
+    out, spans, pos, size = [], [], 0, 0
+    for start, end, label in merged:
+        out.append(text[pos:start])
+        size += start - pos
+        replacement = _marker(label) if label is not None else ""
+        out.append(replacement)
+        spans.append((size, size + len(replacement)))
+        size += len(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), spans
 
 
 def _apply(text: str, edits: Sequence[_Edit]) -> str:

@@ -206,33 +206,50 @@ def plain_word(fragment: str) -> bool:
 # -- placeholders: repetition, masks, ellipses -----------------------------------------------------
 
 
-def _ascending(alphabet: str, n: int) -> list[str]:
-    return [alphabet[i : i + n] for i in range(len(alphabet) - n + 1)]
-
-
-_SEQUENCES = "|".join(
-    _ascending("0123456789", 7)
-    + _ascending("abcdefghijklmnopqrstuvwxyz", 7)
-    + _ascending("ABCDEFGHIJKLMNOPQRSTUVWXYZ", 7)
-)
-# A mask or a filler where a secret would be: `XXXX`, `****`, `••`, `...`, `…`, a run of zeros, a
-# counting sequence (`1234567890abcdef`), `<`/`{` that opens a template.
-_MASK = re.compile(
-    rf"\*{{3}}|[•●·]{{2}}|#{{4}}|\.\.\.|…|_{{5}}|{_SEQUENCES}"
-    r"|(?i:(?:^|[-_.:/ ])(?:your|here|replace|insert|placeholder|dummy|redacted|changeme|fake|sample)(?:$|[-_.:/ ]))"
+# A mask or a filler where a secret would be: `****`, `••`, `...`, `…`, `#####`, `_____`; a word that
+# says so between separators (`xoxb-your-token`, `sk_test_replace_me`).
+_MASK = re.compile(r"\*\*\*|[•●·]{2}|####|\.\.\.|…|_____")
+_MASK_WORDS = ("your", "here", "replace", "insert", "placeholder", "dummy", "redacted", "changeme", "fake", "sample")
+_MASK_WORD = re.compile(
+    r"(?i)(?:^|[-_.:/ ])(?:your|here|replace|insert|placeholder|dummy|redacted|changeme|fake|sample)(?:$|[-_.:/ ])"
 )
 # Filler in a key's own alphabet (`XXXX`, `0000`): a mask when it fills a fifth of the value or
 # more; a random key holds a short run of them now and then.
 _MASK_RUN = re.compile(r"[xX]{4,}|0{6,}")
+_COUNTING_RUN = re.compile(r"[0-9]{7,}|[a-z]{7,}|[A-Z]{7,}")  # where a count (`1234567`, `abcdefg`) can hide
 _ELLIPSIS_AFTER = re.compile(r"\.\.|…|\*{2}")
+# Whatever a mask needs somewhere in it: one search rules most values out.
+_MASK_QUICK = re.compile(r"[*•●·#…]|__|\.\.|[xX]{4}|0{6}|[0-9]{7}|[a-z]{7}|[A-Z]{7}")
+
+
+def _has_mask_word(value: str) -> bool:
+    lowered = value.lower()
+    return any(word in lowered for word in _MASK_WORDS)
+
+
+def _counts(run: str) -> bool:
+    """Whether `run` holds seven characters in a row, each the next of the one before (`3456789`)."""
+    steps = 0
+    for a, b in itertools.pairwise(run):
+        steps = steps + 1 if ord(b) == ord(a) + 1 else 0
+        if steps >= 6:
+            return True
+    return False
 
 
 def masked(value: str) -> bool:
     """A placeholder shaped like a secret: masked, repeated or counted, not random
     (`ghp_XXXX…`, `npm_****`, `sk_live_0000…`, `sk-…abcd`, `1234567890abcdef`)."""
+    if _MASK_QUICK.search(value) is None and not _has_mask_word(value):
+        return len(value) >= 12 and len(set(value)) <= 4
     if _MASK.search(value) is not None:
         return True
     if any(5 * len(run) >= len(value) for run in _MASK_RUN.findall(value)):
+        return True
+    if any(_counts(run) for run in _COUNTING_RUN.findall(value)):
+        return True
+    lowered = value.lower()
+    if any(word in lowered for word in _MASK_WORDS) and _MASK_WORD.search(value) is not None:
         return True
     return len(value) >= 12 and len(set(value)) <= 4
 
@@ -326,6 +343,22 @@ def base58check_public(text: str) -> bool:
     return payload[0] in _PUBLIC_B58_VERSIONS and len(payload) == 21 or payload[:4] in _PUBLIC_B58_EXTENDED
 
 
+def _run(c: Candidate) -> bool | str:
+    """A run of key characters: key material (32 characters or more); else, quoted, a client's
+    argument (`positional-secret`); else a token pasted after a word that says secret
+    (`pasted-secret`); never a public address."""
+    if _public_address(c):
+        return False
+    if len(c.value) >= 32 and _key_material(c):
+        return True
+    if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
+        return "positional-secret" if _positional_argument(c) else False
+    return "pasted-secret" if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c) else False
+
+
+_PASTED_ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def _public_address(c: Candidate) -> bool:
     """An address or a public recipient with a valid checksum (bech32: `age1…`, `bc1…`, `npub1…`;
     base58check: `1…`, `3…`, `xpub…`), whose prefix does not say secret (`nsec1…`)."""
@@ -345,6 +378,19 @@ def _random_value(c: Candidate) -> bool:
 def _random_body(c: Candidate) -> bool:
     """A provider prefix that also starts ordinary words (`sk-learn-...`): the rest must be random."""
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
+
+
+def _discord(c: Candidate) -> bool:
+    """A Discord bot token: its three pieces 23-27, 6 and 27-40 characters long."""
+    first, _, rest = c.value.partition(".")
+    second, _, third = rest.partition(".")
+    return 24 <= len(first) <= 28 and len(second) == 6 and 27 <= len(third) <= 40
+
+
+def _asana(c: Candidate) -> bool:
+    """An Asana token's `/<16 digits>:<hex>`, after its version digit (`1/…`, `2/…`) standing alone."""
+    before = c.before
+    return before[-1:] in ("1", "2") and not (len(before) > 1 and (before[-2].isalnum() or before[-2] in "/"))
 
 
 def _many_digits(c: Candidate) -> bool:
@@ -592,14 +638,42 @@ def name_strength(name: str) -> str | None:
     return "strong" if strong else "weak"
 
 
-_PLACEHOLDER = re.compile(
-    r"(?i)(?:\$\{[^}]*\}?|\$\{\{.*\}\}|![A-Za-z_]+|\$\(.*\)|%[A-Za-z_(][^%]*%|\{\{.*\}\}|\{%.*%\}|<%.*%>|<[^>]*>|\[[^\]]*\]"
-    r"|\{[A-Za-z_][A-Za-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
-    r"|(?:<%|#\{|\{\{|\$\{|\$\(|\{%|\[\[|@Microsoft\.|!Ref |\$__file|arn:aws:secretsmanager:|op://|sm://|vault:|ref\+).*"
-    r"|changeme|change_?me|replace_?me|replace[_-]?with.*|insert[_-].*|todo|fixme|tbd|password|secret|token|none|null|nil|true|false|undefined|example|test|dummy"
-    r"|placeholder|redacted|hidden|masked|required|optional|string|empty|not[_ -]?set|unset|your[_-].*|my[_-](?:password|secret|token).*"
-    r"|sk-|ghp_|xox[a-z]-|(?:[A-Z][A-Z0-9]*_)+[A-Z0-9]*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?)[A-Z0-9_]*)"
+# Placeholders: words, templates and variables where a secret would be. Read as whole values, in
+# parts (a word list, openers, a symbolic form, a variable's name) so that no regex backtracks.
+_PLACEHOLDER_WORDS = frozenset(
+    {"changeme", "change_me", "changme", "replaceme", "replace_me", "todo", "fixme", "tbd", "password",
+     "secret", "token", "none", "null", "nil", "true", "false", "undefined", "example", "test", "dummy",
+     "placeholder", "redacted", "hidden", "masked", "required", "optional", "string", "empty", "notset",
+     "not_set", "not-set", "not set", "unset", "sk-", "ghp_"}
+)  # fmt: skip
+_PLACEHOLDER_OPENERS = (
+    "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
+    "my-password", "my_secret", "my-secret", "my_token", "my-token", "<%", "#{", "{{", "${", "$(", "{%",
+    "[[", "@microsoft.", "!ref ", "$__file", "arn:aws:secretsmanager:", "op://", "sm://", "vault:", "ref+",
+)  # fmt: skip
+_SYMBOLIC_PLACEHOLDER = re.compile(
+    r"(?i)\$\{[^}]*\}?|![a-z_]+|%[a-z_(][^%]*%|<[^>]*>|\[[^\]]*\]|\{[a-z_][a-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
 )
+_ENV_NAME = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]*")
+_ENV_NAME_WORDS = ("key", "token", "secret", "password", "pass", "pwd", "credential")
+
+
+def _placeholder_form(value: str) -> bool:
+    """A word, a template, a variable or a filler standing where a secret would be: `changeme`,
+    `${DB_PASSWORD}`, `<your-api-key>`, `{{ .Values.token }}`, `****`, `MY_API_KEY`."""
+    lowered = value.lower()
+    if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
+        return True
+    if len(lowered) == 5 and lowered.startswith("xox") and lowered.endswith("-"):
+        return True
+    if value[:1] in "$!%<[{*.-_#•xX" and _SYMBOLIC_PLACEHOLDER.fullmatch(value):
+        return True
+    if "_" in lowered and _ENV_NAME.fullmatch(lowered):
+        tail = lowered[lowered.index("_") :]
+        return any(word in tail for word in _ENV_NAME_WORDS)
+    return False
+
+
 _SHELL_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 _REFERENCE_START = re.compile(
     r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+|arn:aws)"
@@ -757,19 +831,29 @@ _TYPED = re.compile(
 )
 
 
+def _assignment(before: str) -> tuple[str, str]:
+    """The name a value is given (and the text up to its end): before `=`, `:` and quotes; else
+    before a value field (`- name: X` then `value:`), a lookup's default (`X || 'v'`), an HCL
+    block's default, or a typed declaration (`TOKEN: &str = `)."""
+    name = assigned_name(before)
+    if name_strength(name) is not None:
+        return before, name
+    tail = before[-200:]
+    field = _FIELD_TAIL.search(tail)
+    if field is not None:
+        head = before[: len(before) - len(tail) + field.start()]
+        return head, assigned_name(head)
+    typed = _TYPED.search(before[-120:]) if before.rstrip(" \t\"'`").endswith("=") else None
+    return before, typed.group(1) if typed else name
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random."""
-    in_code = _URL_PARAMETER.search(c.before) is None
+    in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if not real_value(c.value, code=in_code) or _cut_short(c) or _type_annotation(c) or _code_expression(c):
         return False
-    tail = c.before[-200:]
-    field = _FIELD_TAIL.search(tail)
-    before = c.before[: len(c.before) - len(tail) + field.start()] if field else c.before
-    name = assigned_name(before)
-    if name_strength(name) is None:
-        typed = _TYPED.search(before[-120:])
-        name = typed.group(1) if typed else name
+    before, name = _assignment(c.before)
     strength = name_strength(name)
     if strength is not None:
         edge = before.rstrip(_ASSIGN_TAIL)[: -len(name)][-1:] if name else ""
@@ -787,7 +871,7 @@ _FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
 def placeholder(value: str) -> bool:
     """A placeholder where a secret would be: a template, a variable, a mask, a word such as
     `changeme`, a format string (`Basic %s`, `--password={}`)."""
-    if _PLACEHOLDER.fullmatch(value) or masked(value):
+    if not value or _placeholder_form(value) or masked(value):
         return True
     if _FORMAT.search(value) and (" " in value or _FORMAT_FIELD.search(value)):
         return True
@@ -819,7 +903,7 @@ def _not_placeholder(c: Candidate) -> bool:
 def _random_user(c: Candidate) -> bool:
     """`user:password` where the user is itself a key (`https://<public key>:<secret>@sentry.io`)."""
     user, _, password = c.value.partition(":")
-    return keyish(user, 16) and _PLACEHOLDER.fullmatch(password) is None
+    return keyish(user, 16) and not (password and _placeholder_form(password))
 
 
 # -- how a secret is passed ------------------------------------------------------------------------------
@@ -905,19 +989,50 @@ def _short_flag(c: Candidate) -> bool:
     return _generated(value) or (any(ch.isdigit() for ch in value) and any(not ch.isalnum() for ch in value))
 
 
+_PGPASS_LINE = re.compile(r"[ \t]*[A-Za-z0-9*][^\s:]*:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:")
+
+
+def _pgpass(c: Candidate) -> bool:
+    """A .pgpass line's password: the line is host:port:database:user:password, from its start."""
+    return _PGPASS_LINE.fullmatch(c.line_before()) is not None and _not_placeholder(c)
+
+
 def _spaced_value(c: Candidate) -> bool:
     """`PASSWORD 'x'` (SQL), `ENV DB_PASSWORD x` (Dockerfile), `password hunter2!` in a chat,
     `IDENTIFIED BY 'x'`: a strong name, a space, and a value a person chose (not a word, a flag,
     a path)."""
-    before = c.before.rstrip("'\"")
-    quoted = c.before.endswith(("'", '"'))
+    line = c.line_before()
+    quoted = line.endswith(("'", '"'))
+    head = line.rstrip("'\"").rstrip(" \t=")
     core = c.value if quoted else c.value.rstrip(",.;:?)*@")
-    if re.search(r"(?i)identified[ \t]+by[ \t]+\Z", before):
+    if head[-2:].lower() == "by" and _IDENTIFIED_BY.search(head[-24:]):
         return not placeholder(core) and len(core) >= 4 and (quoted or _chosen(core))
-    m = re.search(r"([A-Za-z0-9_.-]+)[ \t]+\Z", before)
-    if m is None or name_strength(m.group(1)) != "strong":
+    if head.endswith(_VALUE_FLAGS):  # `gh secret set NAME --body value`
+        head = head[: head.rfind(" ")].rstrip(" \t")
+    name = _trailing(head, _SPACED_NAME_CHARS)
+    if not name:
+        return False
+    strength = name_strength(name)
+    if strength is not None and _SETTER.search(head[: len(head) - len(name)][-80:]):  # it stores a value
+        return real_value(c.value) and (strength == "strong" or _random_weak_value(c.value))
+    if strength != "strong":
         return False
     return _password_like(core, strict=not quoted) and (quoted or _chosen(core))
+
+
+_IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by\Z")
+_VALUE_FLAGS = (" --body", " --value", " --data", " -b", "\t--body", "\t--value", "\t--data", "\t-b")
+_SPACED_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/-")
+# A command that stores a value under a name: `aws configure set`, `setx`, `git config`, `doppler secrets set`.
+_SETTER = re.compile(r"(?:^|[ \t])(?:set|setx|config|add)(?:[ \t]+-{1,2}[A-Za-z-]+)*[ \t]+\Z")
+
+
+def _trailing(text: str, chars: frozenset[str], limit: int = 80) -> str:
+    """The longest end of `text` made of `chars` (at most `limit` of them)."""
+    i = len(text)
+    while i > 0 and text[i - 1] in chars and len(text) - i < limit:
+        i -= 1
+    return text[i:]
 
 
 def _chosen(value: str) -> bool:
@@ -1267,12 +1382,14 @@ def _mixed_piece(piece: str) -> bool:
     )
 
 
-CHECKS: dict[str, Callable[[Candidate], bool]] = {
+CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
     "not-lowercase": _not_lowercase,
     "has-digit": _has_digit,
     "many-digits": _many_digits,
+    "discord": _discord,
+    "asana": _asana,
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "not-placeholder": _not_placeholder,
@@ -1281,20 +1398,21 @@ CHECKS: dict[str, Callable[[Candidate], bool]] = {
     "short-flag": _short_flag,
     "setter-value": _setter_value,
     "spaced-value": _spaced_value,
+    "pgpass": _pgpass,
     "authorization": _authorization,
     "positional-argument": _positional_argument,
     "pasted": _pasted,
     "table-cell": _table_cell,
     "session-cookie": _session_cookie,
     "webhook": _webhook,
-    "public-address": _public_address,
+    "run": _run,
 }
 
 
-def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool:
+def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str:
     """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
-    check, if it has one, accepts it. A `keep` rule's span (public material) is judged by its
-    check alone."""
+    check, if it has one, accepts it (a check may answer with the label the finding gets). A
+    `keep` rule's span (public material) is judged by its check alone."""
     if not keep and masked(c.value):
         return False
     return check is None or CHECKS[check](c)
