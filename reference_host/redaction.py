@@ -342,20 +342,33 @@ class Redactor:
             joints = [
                 (a, b)
                 for a, b in joints
-                if any(lo - _GLUE_AFTER <= a and b <= hi + _GLUE_BEFORE for lo, hi in near[: bisect_right(near, (b, b))][-8:])
+                if any(
+                    lo - _GLUE_AFTER <= a and b <= hi + _GLUE_BEFORE
+                    for lo, hi in near[: bisect_right(near, (b, b))][-8:]
+                )
             ]
         if not joints:
             return
         covering = _Covering(direct)
         taken_starts = [a for a, _ in taken]  # in text order: markers found left to right
+        # Every window's glued text in one scan, kept apart by hard breaks (no rule reads across a NUL).
+        glued_views, texts, offsets, inside, at = [], [], [], [], 0
         for window in _windows(joined, joints):
             glued = _Glued(joined, window)
             lo, hi = bisect_left(taken_starts, window.start), bisect_left(taken_starts, window.end)
-            inside = [glued.to_glued(a, b) for a, b in taken[lo:hi]]
-            for f in self._scanner.scan(glued.text, inside):
-                pieces = glued.pieces(f.start, f.end)
-                if len(pieces) > 1:
-                    yield from self._cut(joined, starts, covering, f, pieces)
+            inside += [(at + a, at + b) for a, b in (glued.to_glued(x, y) for x, y in taken[lo:hi])]
+            glued_views.append(glued)
+            texts.append(glued.text)
+            offsets.append(at)
+            at += len(glued.text) + len(HARD_BREAK)
+        for f in self._scanner.scan(HARD_BREAK.join(texts), inside):
+            k = bisect_right(offsets, f.start) - 1
+            glued, base = glued_views[k], offsets[k]
+            pieces = glued.pieces(f.start - base, f.end - base)
+            if len(pieces) > 1:
+                yield from self._cut(
+                    joined, starts, covering, Finding(f.start - base, f.end - base, f.label, f.source), pieces
+                )
 
     def _cut(
         self, joined: str, starts: list[int], covering: _Covering, f: Finding, pieces: list[tuple[int, int]]

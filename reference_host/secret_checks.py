@@ -209,9 +209,22 @@ def plain_word(fragment: str) -> bool:
 # A mask or a filler where a secret would be: `****`, `••`, `...`, `…`, `#####`, `_____`; a word that
 # says so between separators (`xoxb-your-token`, `sk_test_replace_me`).
 _MASK = re.compile(r"\*\*\*|[•●·]{2}|####|\.\.\.|…|_____")
-_MASK_WORDS = ("your", "here", "replace", "insert", "placeholder", "dummy", "redacted", "changeme", "fake", "sample")
+_MASK_WORDS = (
+    "your",
+    "here",
+    "replace",
+    "insert",
+    "placeholder",
+    "dummy",
+    "redacted",
+    "changeme",
+    "fake",
+    "sample",
+)
 _MASK_WORD = re.compile(
-    r"(?i)(?:^|[-_.:/ ])(?:your|here|replace|insert|placeholder|dummy|redacted|changeme|fake|sample)(?:$|[-_.:/ ])"
+    r"(?i)(?:^|[-_.:/ ])"
+    r"(?:your|here|replace|insert|placeholder|dummy|redacted|changeme|fake|sample)"
+    r"(?:$|[-_.:/ ])"
 )
 # Filler in a key's own alphabet (`XXXX`, `0000`): a mask when it fills a fifth of the value or
 # more; a random key holds a short run of them now and then.
@@ -237,6 +250,21 @@ def _counts(run: str) -> bool:
     return False
 
 
+def _counted(value: str) -> bool:
+    """Mostly a count: with its runs of four or more counting characters (`1234`, `cdef`) taken
+    out, ten letters or digits at most are left (`sk_test_1234567890abcdef`; not a key that only
+    holds a count, `sk-proj-CANARYconformance0123456789abcdefXYZ`)."""
+    left, i, n = 0, 0, len(value)
+    while i < n:
+        j = i
+        while j + 1 < n and ord(value[j + 1]) == ord(value[j]) + 1:
+            j += 1
+        if j - i + 1 < 4:
+            left += sum(ch.isalnum() for ch in value[i : j + 1])
+        i = j + 1
+    return left <= 10
+
+
 def masked(value: str) -> bool:
     """A placeholder shaped like a secret: masked, repeated or counted, not random
     (`ghp_XXXX…`, `npm_****`, `sk_live_0000…`, `sk-…abcd`, `1234567890abcdef`)."""
@@ -246,7 +274,7 @@ def masked(value: str) -> bool:
         return True
     if any(5 * len(run) >= len(value) for run in _MASK_RUN.findall(value)):
         return True
-    if any(_counts(run) for run in _COUNTING_RUN.findall(value)):
+    if any(_counts(run) for run in _COUNTING_RUN.findall(value)) and _counted(value):
         return True
     lowered = value.lower()
     if any(word in lowered for word in _MASK_WORDS) and _MASK_WORD.search(value) is not None:
@@ -340,7 +368,7 @@ def base58check_public(text: str) -> bool:
     payload, check = raw[:-4], raw[-4:]
     if hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != check:
         return False
-    return payload[0] in _PUBLIC_B58_VERSIONS and len(payload) == 21 or payload[:4] in _PUBLIC_B58_EXTENDED
+    return (payload[0] in _PUBLIC_B58_VERSIONS and len(payload) == 21) or payload[:4] in _PUBLIC_B58_EXTENDED
 
 
 def _run(c: Candidate) -> bool | str:
@@ -518,7 +546,8 @@ QUALIFIERS = frozenset(
      "write", "readwrite", "full", "enc", "encoded", "encrypted", "confirm", "confirmation", "again",
      "repeat", "retype", "eu", "us", "ap", "global", "local", "remote", "internal", "external", "default",
      "fallback", "override", "orig", "original", "tmp", "temp", "temporary", "bot", "app", "ci", "deploy",
-     "svc", "api", "web", "mobile", "one", "two", "v", "secret", "access", "refresh", "token", "phrase"}
+     "svc", "api", "web", "mobile", "one", "two", "v", "secret", "access", "refresh", "token", "phrase", "in",
+     "out"}
 )  # fmt: skip
 # After the secret's word: a fact about the secret, not the secret (`token_url`, `password_min_length`).
 NOT_SECRET_SUFFIXES = frozenset(
@@ -546,9 +575,9 @@ NOT_SECRET_SUFFIXES = frozenset(
      "attempts", "threshold", "list", "map", "dict", "array", "queue", "topic", "bucket", "link", "page",
      "view", "screen", "button", "icon", "user", "username", "login", "email", "owner", "principal",
      "subject", "driver", "engine", "adapter", "secure", "httponly", "samesite", "less", "free",
-     "bytes", "bits", "vault", "uuid", "guid", "hint", "help", "doc", "docs", "log", "logs", "event",
-     "events", "store", "exchange", "introspection", "revocation", "info", "metadata", "meta", "auth",
-     "attributes", "attribute", "group", "groups", "pair", "mapping", "policy", "signature"}
+     "bytes", "bits", "vault", "uuid", "guid", "help", "doc", "docs", "log", "logs", "event",
+     "events", "exchange", "introspection", "revocation", "info", "metadata", "meta", "auth",
+     "attributes", "attribute", "group", "groups", "pair", "mapping", "signature"}
 )  # fmt: skip
 NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
@@ -572,7 +601,15 @@ _WHOLE_WORDS = frozenset(
 )
 _VOCABULARY = tuple(
     sorted(
-        (STRONG_WORDS | WEAK_WORDS | _PAIR_FIRSTS | QUALIFIERS | NOT_SECRET_SUFFIXES | NOT_SECRET_BEFORE | _WHOLE_WORDS)
+        (
+            STRONG_WORDS
+            | WEAK_WORDS
+            | _PAIR_FIRSTS
+            | QUALIFIERS
+            | NOT_SECRET_SUFFIXES
+            | NOT_SECRET_BEFORE
+            | _WHOLE_WORDS
+        )
         - {"v", "e", "n", "x", "y"},
         key=len,
         reverse=True,
@@ -630,7 +667,9 @@ def name_strength(name: str) -> str | None:
             w in QUALIFIERS or w.isdigit() or w in STRONG_WORDS or w in WEAK_WORDS
         ):
             return None
-    if last > 0 and (words[last - 1] in NOT_SECRET_BEFORE or (words[last - 1], words[last]) in NOT_SECRET_PAIRS):
+    if last > 0 and (
+        words[last - 1] in NOT_SECRET_BEFORE or (words[last - 1], words[last]) in NOT_SECRET_PAIRS
+    ):
         return None
     strong = any(w in STRONG_WORDS for w in words[: last + 1]) or any(
         pair in STRONG_PAIRS for pair in itertools.pairwise(words)
@@ -720,7 +759,9 @@ def real_value(value: str, *, code: bool = True) -> bool:
 
 
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+[ .!?*:;,]*|(?:[^ ]+ ){3,}[^ ]*")
-_IDENTIFIER_SHAPE = re.compile(r"_*[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+")
+_IDENTIFIER_SHAPE = re.compile(
+    r"_*[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+"
+)
 
 
 def _identifier(value: str) -> bool:
@@ -730,9 +771,19 @@ def _identifier(value: str) -> bool:
         return False
     if _CONSONANT_RUN.search(value) or _vowel_share(value) < MAX_RANDOM_VOWEL_SHARE:
         return False  # random letters (`KacgnfVdkvOhXDgNJMZzwbih`), not words
+    atoms = [a for a in _ATOM.findall(value) if a.isalpha()]
+    voiceless = [a for a in atoms if not any(v in a for v in "aeiouyAEIOUY")]
+    if (
+        len(voiceless) >= 2
+        or any(len(a) >= 3 for a in voiceless)
+        or any(len(a) >= 5 and _vowel_share(a) < 0.2 for a in atoms)
+    ):
+        return False  # pieces no word is spelled with (`zx`, `Rvr`): random, not an identifier
     if value.isupper():
         return "_" in value or "-" in value
     return "_" in value or any(a.islower() and b.isupper() for a, b in itertools.pairwise(value))
+
+
 _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
@@ -799,7 +850,9 @@ def _prose_name(before: str) -> str | None:
 
 # A type where a value would be (TypeScript, Rust, Go parameters and fields): `token: string)`,
 # `secret: Uint8Array,`, `apiKey?: string;`, `password: Option<String>`.
-_TYPE_EXPRESSION = re.compile(r"&?(?:mut )?[A-Za-z_][A-Za-z0-9_]*(?:<[^\x00\s]*>)?(?:\[\])*[!?]?[)>\],;:|&={]*")
+_TYPE_EXPRESSION = re.compile(
+    r"&?(?:mut )?[A-Za-z_][A-Za-z0-9_]*(?:<[^\x00\s]*>)?(?:\[\])*[!?]?[)>\],;:|&={]*"
+)
 _CODE_AFTER = re.compile(r"[ \t]*(?:[),;|&>\]=]|\[\]|\{|$)")
 _OPTIONAL_MARK = re.compile(r"\?[ \t]*:[ \t]*\Z")
 
@@ -827,7 +880,8 @@ def _code_expression(c: Candidate) -> bool:
 # A declaration with a type between its name and its value: `const TOKEN: &str = "…"`,
 # `val password: String = "…"`, `var apiKey string = "…"`.
 _TYPED = re.compile(
-    r"([A-Za-z_][A-Za-z0-9_.-]*)[\"'`]?[ \t]*(?::[ \t]*|[ \t]+)&?(?:'static[ \t]+)?[A-Za-z_][A-Za-z0-9_.<>]*[ \t]*=[ \t]*[\"'`]?\Z"
+    r"([A-Za-z_][A-Za-z0-9_.-]*)[\"'`]?[ \t]*(?::[ \t]*|[ \t]+)&?(?:'static[ \t]+)?"
+    r"[A-Za-z_][A-Za-z0-9_.<>]*[ \t]*=[ \t]*[\"'`]?\Z"
 )
 
 
@@ -940,6 +994,11 @@ def _password_like(value: str, *, strict: bool = False) -> bool:
     return not _all_wordlike(value) or any(not ch.isalnum() for ch in value) or _classes(value) >= 2
 
 
+def _pairs(value: str) -> bool:
+    """A list of `name=value` pairs (`KeyAlgorithm=TDES,KeyUsage=…`), not one secret."""
+    return value.rstrip("=").count("=") >= 2 or ("," in value and "=" in value)
+
+
 def _flag_value(c: Candidate) -> bool:
     """`--password x`, `--db-password=x`, `-storepass x`, `-passin pass:x`: the flag's name says
     secret; the value must be real (random for a weak name) and not a path, a flag or a prompt."""
@@ -947,7 +1006,7 @@ def _flag_value(c: Candidate) -> bool:
     if m is None:
         return False
     strength = name_strength(m.group(1))
-    if strength is None or not _password_like(c.value) or _cut_short(c) or "=" in c.value.rstrip("="):
+    if strength is None or not _password_like(c.value) or _cut_short(c) or _pairs(c.value):
         return False
     return strength == "strong" or _random_secret(c.value, 12)
 
@@ -981,7 +1040,9 @@ def _short_flag(c: Candidate) -> bool:
     if quoted or tool is not None:
         return True
     if not spaced:  # -pvalue: a password, not a word (-pedantic) or a number (-p4096)
-        return c.value[:1].isalnum() and (_generated(c.value) or (_classes(c.value) >= 2 and _letters(c.value) >= 2))
+        return c.value[:1].isalnum() and (
+            _generated(c.value) or (_classes(c.value) >= 2 and _letters(c.value) >= 2)
+        )
     context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
     if _USER_ON_LINE.search(context) is not None:
         return True
@@ -1023,7 +1084,8 @@ def _spaced_value(c: Candidate) -> bool:
 _IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by\Z")
 _VALUE_FLAGS = (" --body", " --value", " --data", " -b", "\t--body", "\t--value", "\t--data", "\t-b")
 _SPACED_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/-")
-# A command that stores a value under a name: `aws configure set`, `setx`, `git config`, `doppler secrets set`.
+# A command that stores a value under a name: `aws configure set`, `setx`, `git config`,
+# `doppler secrets set`.
 _SETTER = re.compile(r"(?:^|[ \t])(?:set|setx|config|add)(?:[ \t]+-{1,2}[A-Za-z-]+)*[ \t]+\Z")
 
 
@@ -1084,7 +1146,12 @@ def _authorization(c: Candidate) -> bool:
     """The credential of an `Authorization:` header, whatever its scheme: a password after
     `Bearer` is still the credential. Not a variable, a template or the scheme alone."""
     value = c.value
-    if value.lower() in _SCHEMES or not real_value(value) or _cut_short(c) or any(ch in value for ch in "()[]{}"):
+    if (
+        value.lower() in _SCHEMES
+        or not real_value(value)
+        or _cut_short(c)
+        or any(ch in value for ch in "()[]{}")
+    ):
         return False
     return not (value.startswith(("+", "$")) or value.endswith("+"))
 
@@ -1180,7 +1247,7 @@ _OTHER_CONTEXT = frozenset(
      "file", "path", "url", "link", "merge", "pr", "issue", "artifact", "object", "session", "device",
      "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
      "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
-     "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "node", "namespace", "cipher", "ciphertext",
+     "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "namespace", "cipher", "ciphertext",
      "encrypted", "signature"}
 )  # fmt: skip
 _NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
@@ -1326,7 +1393,9 @@ def _table_cell(c: Candidate) -> bool:
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid"})
 # Cookie names only a session cookie has (PHP, Java servlets, Express, Django, ASP.NET).
-_SESSION_COOKIES = frozenset({"PHPSESSID", "JSESSIONID", "connect.sid", "sessionid", "ASP.NET_SessionId", "laravel_session"})
+_SESSION_COOKIES = frozenset(
+    {"PHPSESSID", "JSESSIONID", "connect.sid", "sessionid", "ASP.NET_SessionId", "laravel_session"}
+)
 _COOKIE_CONTEXT = re.compile(r"(?i)cookie|set-cookie|\bsession\b")
 
 

@@ -116,26 +116,23 @@ def _matches_char(items: Iterable[tuple[object, object]], ch: int) -> bool:
     """Whether any character position of a parsed pattern can consume the character `ch`."""
     for op, av in items:
         if op is _sre.LITERAL:
-            if av == ch:
-                return True
+            hit = av == ch
         elif op is _sre.NOT_LITERAL:
-            if av != ch:
-                return True
+            hit = av != ch
         elif op is _sre.ANY:
-            if ch != 10:  # `.` takes no line break (no DOTALL in any rule)
-                return True
+            hit = ch != 10  # `.` takes no line break (no DOTALL in any rule)
         elif op is _sre.IN:
-            if _class_has(av, ch):
-                return True
+            hit = _class_has(av, ch)  # type: ignore[arg-type]
         elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
-            if _matches_char(av[2], ch):
-                return True
+            hit = _matches_char(av[2], ch)  # type: ignore[index]
         elif op is _sre.SUBPATTERN:
-            if _matches_char(av[-1], ch):
-                return True
+            hit = _matches_char(av[-1], ch)  # type: ignore[index]
         elif op is _sre.BRANCH:
-            if any(_matches_char(branch, ch) for branch in av[1]):
-                return True
+            hit = any(_matches_char(branch, ch) for branch in av[1])  # type: ignore[index]
+        else:
+            hit = False
+        if hit:
+            return True
     return False
 
 
@@ -143,11 +140,11 @@ def _class_has(items: list[tuple[object, object]], ch: int) -> bool:
     negate = bool(items) and items[0][0] is _sre.NEGATE
     hit = False
     for op, av in items[1:] if negate else items:
-        if op is _sre.LITERAL and av == ch:
-            hit = True
-        elif op is _sre.RANGE and av[0] <= ch <= av[1]:
-            hit = True
-        elif op is _sre.CATEGORY and ch == 10 and "SPACE" in str(av) and "NOT" not in str(av):
+        if (
+            (op is _sre.LITERAL and av == ch)
+            or (op is _sre.RANGE and av[0] <= ch <= av[1])
+            or (op is _sre.CATEGORY and ch == 10 and "SPACE" in str(av) and "NOT" not in str(av))
+        ):
             hit = True
     return hit != negate
 
@@ -236,7 +233,9 @@ def load_rules(path: Path = RULES_FILE) -> tuple[Rule, ...]:
     rules = tuple(_rule(raw, defines, gates) for raw in document["rules"])
     for rule in rules:
         if not rule.multiline and rule.gate is None and anchors(rule.pattern) is None:
-            raise ValueError(f"secret rule {rule.kind!r} has no literal of 3 characters to find it by: give it a `gate`")
+            raise ValueError(
+                f"secret rule {rule.kind!r} has no literal of 3 characters to find it by: give it a `gate`"
+            )
     _units(rules)  # a family's members must stand in a row
     return rules
 
@@ -527,7 +526,9 @@ def _compiled(rules: tuple[Rule, ...]) -> _Compiled:
         gates=gates,
         gate_of=tuple(None if r.gate is None else gate_patterns.index(r.gate) for r in rules),
         fid_unit=tuple(unit_of[i] for i in single_index),
-        fid_gate=tuple(-1 if rules[i].gate is None else gate_patterns.index(rules[i].gate) for i in single_index),
+        fid_gate=tuple(
+            -1 if rules[i].gate is None else gate_patterns.index(rules[i].gate) for i in single_index
+        ),
         hot=re2.compile(hot_pattern(rules).encode(), plain)._regexp,
         regexes=regexes,
         groups=tuple(_secret_groups(r.pattern) for r in rules),
@@ -588,7 +589,9 @@ class Scanner:
         if compiled is not None and compiled.multi is not None:
             for j in compiled.multi.Match(data, potential=True) or ():
                 i = compiled.multi_index[j]
-                early[i] = [(sp[0][0], sp[0][1], sp) for sp in _spans(compiled.regexes[i], data, 0, len(data))]
+                early[i] = [
+                    (sp[0][0], sp[0][1], sp) for sp in _spans(compiled.regexes[i], data, 0, len(data))
+                ]
         ranges = None
         if within is not None:
             ranges = [(_byte(text, a, ascii_text), _byte(text, b, ascii_text)) for a, b in within]

@@ -1,5 +1,6 @@
-"""Grades the reference host's SR-1 redaction on the evaluation corpora (fixtures/sr1-corpus/ and
-fixtures/sr1-eval/, two corpora written apart, each with its own formats, contexts and hard negatives).
+"""Grades the reference host's SR-1 redaction on a corpus: the training corpora (fixtures/sr1-corpus/,
+fixtures/sr1-eval/, fixtures/sr1-train/, each with its own formats, contexts and hard negatives), or
+any corpus of the same format given by its path (a blind corpus the rules' authors never read).
 
 Three paths, as a host runs them:
 - `alone`: each item compacted on its own (`redact_joined` of its entries);
@@ -14,7 +15,8 @@ come back by dropping the line break). Its **span is exact** when, markers remov
 the item but its secrets survives (the marker replaced exactly the secret). A clean item is
 **intact** when every entry comes back unchanged.
 
-`python tests/host/sr1_accuracy.py [sr1-corpus|sr1-eval]` prints the table (both by default).
+`python tests/host/sr1_accuracy.py [sr1-corpus|sr1-eval|sr1-train|PATH/corpus.json]` prints the
+table (the three training corpora by default).
 """
 
 from __future__ import annotations
@@ -157,4 +159,4 @@ def precision(table: dict[str, dict[str, Tally]], path: str) -> float:
 if __name__ == "__main__":
     for name in sys.argv[1:] or CORPORA:
         print(f"== {name}")
-        render(grade(load(CORPORA[name])))
+        render(grade(load(CORPORA[name] if name in CORPORA else Path(name))))
