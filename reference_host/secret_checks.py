@@ -910,7 +910,8 @@ def _assigned_value(c: Candidate) -> bool:
     before, name = _assignment(c.before)
     strength = name_strength(name)
     if strength is not None:
-        edge = before.rstrip(_ASSIGN_TAIL)[: -len(name)][-1:] if name else ""
+        at = before.rfind(name) if name else -1
+        edge = before[at - 1 : at] if at > 0 else ""
         if edge in ("/", "+") or (edge.isalnum() and edge.isascii()):
             return False  # the name is the tail of a longer run (base64, a path), not a name
         return strength == "strong" or _random_weak_value(c.value)
