@@ -1,5 +1,6 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/): the goals of issues 13 and 25, per corpus and per path.
+fixtures/sr1-train/, and blind round 1 since its first grading, fixtures/sr1-blind-1/): the goals of
+issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
 figures guard against regressions; they do not measure accuracy. That is measured on blind corpora
@@ -47,13 +48,22 @@ def test_secret_free_items_are_intact(table: dict[str, dict[str, Tally]], path: 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_no_class_far_below(table: dict[str, dict[str, Tally]], path: str) -> None:
-    low = {key: t for key, t in table[path].items() if t.rate < CLASS_FLOOR}
+    low = {
+        key: t for key, t in table[path].items() if t.rate < CLASS_FLOOR and not key.startswith("example:")
+    }
     assert not low, "\n".join(f"{key}: {t.good}/{t.n}\n{_misses(t)}" for key, t in low.items())
 
 
 # Least sizes: secret classes, clean classes, secret items, clean items. The issue-25 training
 # corpus is narrower on purpose: the structures that corpus was written for, and their negatives.
-SIZES = {"sr1-corpus": (60, 20, 1000, 800), "sr1-eval": (60, 20, 1000, 800), "sr1-train": (60, 15, 1000, 400)}
+# Blind round 1 is the size its writer chose (the issue asks a blind round for 300 secrets in 60
+# formats and 200 hard negatives at least).
+SIZES = {
+    "sr1-corpus": (60, 20, 1000, 800),
+    "sr1-eval": (60, 20, 1000, 800),
+    "sr1-train": (60, 15, 1000, 400),
+    "sr1-blind-1": (60, 30, 900, 400),
+}
 
 
 def test_corpus_is_large_and_varied(corpus: str) -> None:
