@@ -32,7 +32,7 @@ from itertools import accumulate
 
 import re2
 
-from reference_host.secret_checks import is_hex, keyish, looks_random, mostly_words, plain_word
+from reference_host.secret_checks import all_wordlike, is_hex, keyish, looks_random, mostly_words, plain_word
 from reference_host.secret_scan import RULES, Finding, Offsets, Rule, Scanner
 
 __all__ = ["RULES", "Finding", "Redactor", "looks_random", "redact_joined", "redact_parts"]
@@ -55,6 +55,7 @@ SHAPE_FALLBACK_LABEL = "secret"  # too short to hold a registered value (>= 8 ch
 JOINT = "\x00"  # what parts are scanned joined by: no rule matches across it
 HARD_BREAK = "\x00\x01\x00"  # between parts that are not neighbours: not even a joint to glue
 MAX_ROUNDS = 4
+CONTEXT_PARTS = 2  # a later round reads this many unchanged parts on each side of those it looks at
 # A later round looks again at the text around each change: a check reads this far before its
 # value (secret_checks.BEFORE_CHARS) and this far after it (AFTER_CHARS).
 DIRTY_BEFORE = 256
@@ -78,6 +79,8 @@ _KEY_CHAR = r"[A-Za-z0-9+/=_-]"
 _JOINTS = re2.compile(rf"{_KEY_CHAR}([ \t]*\r?\n[ \t]*|\x00){_KEY_CHAR}".encode())
 _GLUE_BEFORE = 256  # characters of context the glued view keeps before a joint (an assignment's name)
 _GLUE_AFTER = 1024  # and after it
+_GLUE_TOKEN = 4096  # how far back a window reaches for the start of the token a joint cuts
+_TOKEN_BEFORE = re.compile(r"[^\s\x00]+\Z")
 _RUN_CHAR = r"[A-Za-z0-9+/=_.~-]"  # a run around a joint may hold dots (JWTs, `hvs.`, Discord tokens)
 # What a window takes after a joint: the token there (a secret continues to the first space at
 # most), or a whole PEM END line, which a delimited rule needs to see its block close.
@@ -98,6 +101,9 @@ def _worth_gluing(joined: str, a: int, b: int) -> bool:
     if _NEW_FIELD.match(joined, b):  # `REGION=eu-west-1`, `aws_secret_access_key: ...`: a new field
         return False
     return not (plain_word(left.group().rstrip(".,")) and plain_word(right.group().rstrip(".,")))
+
+
+_KEEP = "\x00keep"  # a straddling piece that is public material: direct findings inside it are dropped
 
 
 def _marker(label: str) -> str:
@@ -294,12 +300,19 @@ class Redactor:
         finding can have appeared. A finding is new only if its match, or the window its check
         reads (DIRTY_BEFORE characters before it, DIRTY_AFTER after it), holds a change.
         """
+        looked_at = set(indexes)
+        if dirty:  # the parts around them too, as context a check reads (a wrapped value's first line)
+            indexes = list(
+                range(max(0, min(indexes) - CONTEXT_PARTS), min(len(parts), max(indexes) + 1 + CONTEXT_PARTS))
+            )
         joined, starts = _join(parts, indexes)
         taken = [m.span() for m in self._plain_markers(joined)] if "[REDACTED:" in joined else []
         within = None
         if dirty:
             within = []
             for k, i in enumerate(indexes):
+                if i not in looked_at:
+                    continue
                 base, size = starts[k], len(parts[i])
                 for a, b in dirty.get(i, [(0, size)]):
                     within.append((base + max(0, a - DIRTY_AFTER), base + min(size, b + DIRTY_BEFORE)))
@@ -310,11 +323,16 @@ class Redactor:
             k = bisect_right(starts, start) - 1
             edits.setdefault(indexes[k], []).append(_Edit(start - starts[k], end - starts[k], label))
 
-        for f in direct:
-            if not self._scanner.keeps(f):
+        straddling = list(self._straddling_edits(joined, starts, direct, taken, within))
+        public = _Covering(
+            [Finding(a, b, "") for a, b in sorted((a, b) for a, b, label in straddling if label is _KEEP)]
+        )
+        for f in direct:  # public material found glued (a key wrapped into the next entry) keeps its pieces
+            if not self._scanner.keeps(f) and not public.covers(f.start, f.end):
                 add(f.start, f.end, f.label)
-        for start, end, label in self._straddling_edits(joined, starts, direct, taken, within):
-            add(start, end, label)
+        for start, end, label in straddling:
+            if label is not _KEEP:
+                add(start, end, label)
         return edits
 
     def _straddling_edits(
@@ -344,7 +362,7 @@ class Redactor:
                 for a, b in joints
                 if any(
                     lo - _GLUE_AFTER <= a and b <= hi + _GLUE_BEFORE
-                    for lo, hi in near[: bisect_right(near, (b, b))][-8:]
+                    for lo, hi in near[: bisect_right(near, (a + _GLUE_AFTER, a + _GLUE_AFTER))][-8:]
                 )
             ]
         if not joints:
@@ -384,8 +402,12 @@ class Redactor:
                 pieces = pieces[:-1]
             while shape.check in KEY_MATERIAL and len(pieces) > 1 and plain_word(joined[slice(*pieces[0])]):
                 pieces = pieces[1:]  # nor, where no prefix starts it, a first piece that is a word
+        if self._scanner.keeps(f):  # public material across the joint: its pieces stay as they are
+            for a, b in pieces:
+                yield a, b, _KEEP
+            return
         open_pieces = [(a, b) for a, b in pieces if not covering.covers(a, b)]
-        if len(pieces) < 2 or not open_pieces or self._scanner.keeps(f):
+        if len(pieces) < 2 or not open_pieces:
             return
         for a, b in pieces[1:-1]:  # a whole entry or line inside the match
             if _SPACE.search(joined, a, b):
@@ -466,7 +488,11 @@ def _prose(fragment: str) -> bool:
 def _not_continued(fragment: str) -> bool:
     """A line or entry a secret does not continue into: prose, the start of the next field
     (`REGION=eu-west-1`), or a name or path spelled mostly in words (`replicaset.apps/api-fx0jg`)."""
-    return _prose(fragment) or _NEW_FIELD.match(fragment) is not None or mostly_words(fragment)
+    if _prose(fragment) or _NEW_FIELD.match(fragment) is not None or mostly_words(fragment):
+        return True
+    return (
+        fragment.isalpha() and not fragment.isupper() and all_wordlike(fragment) and not keyish(fragment, 8)
+    )
 
 
 def _fragments_continue(texts: list[str], *, hex_ok: bool, need_random: bool) -> bool:
@@ -588,13 +614,24 @@ class _Glued:
         return self._offsets[i] + a - self._kept[i][0], self._offsets[i] + b - self._kept[i][0]
 
 
+def _token_start(joined: str, at: int) -> int:
+    """Where the token that ends at `at` starts (no space, line break or joint in it), at most
+    _GLUE_TOKEN characters back."""
+    floor = max(0, at - _GLUE_TOKEN)
+    m = _TOKEN_BEFORE.search(joined, floor, at)
+    return m.start() if m else at
+
+
 def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:
     """Windows around the joints, merged where they overlap: from the start of the line before a
     joint to the end of the token after it."""
     current: list[tuple[int, int]] = []
     start = end = 0
     for a, b in joints:
-        floor, ceiling = max(0, a - _GLUE_BEFORE), min(len(joined), b + _GLUE_AFTER)
+        # From the start of the token the joint cuts (a long key's first line, up to _GLUE_TOKEN
+        # characters), and up to _GLUE_BEFORE characters of its line before that (its name).
+        token_start = _token_start(joined, a)
+        floor, ceiling = max(0, token_start - _GLUE_BEFORE), min(len(joined), b + _GLUE_AFTER)
         lo = max(floor, joined.rfind("\n", floor, a) + 1, joined.rfind(JOINT, floor, a) + 1)
         token = _TOKEN_AFTER.match(joined, b, ceiling)
         hi = token.end() if token else b

@@ -19,13 +19,14 @@ import hashlib
 import itertools
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 __all__ = [
     "AFTER_CHARS",
     "BEFORE_CHARS",
     "CHECKS",
     "Candidate",
+    "all_wordlike",
     "assigned_name",
     "is_hex",
     "keyish",
@@ -107,6 +108,11 @@ def _wordlike(segment: str) -> bool:
 
 def _all_wordlike(text: str) -> bool:
     return all(_wordlike(s) for s in _SEGMENT_SEPARATORS.split(text) if s)
+
+
+def all_wordlike(text: str) -> bool:
+    """Every piece between separators spelled as a word or a name is (`ActiveRecord`, `max_tokens`)."""
+    return _all_wordlike(text)
 
 
 def looks_random(token: str) -> bool:
@@ -375,13 +381,32 @@ def _run(c: Candidate) -> bool | str:
     """A run of key characters: key material (32 characters or more); else, quoted, a client's
     argument (`positional-secret`); else a token pasted after a word that says secret
     (`pasted-secret`); never a public address."""
-    if _public_address(c):
+    if _public_address(c) or c.after.startswith(".onion"):
         return False
+    if _in_secret_manifest(c) and not placeholder(c.value):
+        return "credential-assignment"  # a value of a Kubernetes Secret's `data:`, whatever its name
     if len(c.value) >= 32 and _key_material(c):
         return True
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
-        return "positional-secret" if _positional_argument(c) else False
+        if _positional_argument(c):
+            return "positional-secret"
+        return "credential-assignment" if _listed_under_secret_name(c) else False
     return "pasted-secret" if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c) else False
+
+
+_LIST_OPEN = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*\[(?:[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*,)*[ \t]*\Z"
+)
+
+
+def _listed_under_secret_name(c: Candidate) -> bool:
+    """A random literal in a list whose name says secret (`accounts: ['0x<64 hex>']` in a wallet
+    configuration, `api_keys = ["…", "…"]`): hex as long as a key, or key characters."""
+    m = _LIST_OPEN.search(c.line_before()[:-1])
+    if m is None:
+        return False
+    strength = name_strength(m.group(1))
+    return strength is not None and _random_weak_value(c.value)
 
 
 _PASTED_ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
@@ -439,15 +464,93 @@ def _not_lowercase(c: Candidate) -> bool:
 def _key_material(c: Candidate) -> bool:
     """A prefix-less run: random, and none of the things that look random without being secret."""
     value = c.value
-    if is_hex(value) or _CID.fullmatch(value) or _hex_groups(value):
+    if is_hex(value) or _CID.fullmatch(value) or _hex_groups(value) or _PREFIXED_ID.fullmatch(value):
         return False
     before = c.before
     if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(before[-16:]) or value.startswith(_IMAGE_MAGIC):
         return False
+    if _IN_PASSWORD_HASH.search(before[-200:]):
+        return False  # the salt or the hash of `$argon2id$…$<salt>$<hash>`
     if "://" in _token_before(before) + value[:3]:  # in a URL (userinfo has its own rules)
         return False
-    return looks_random(value) and not (
-        _named_not_secret(before) or mostly_words(value) or _encodes_text(value) or _public_der(value)
+    if not looks_random(value) or mostly_words(value) or _public_der(value) or _encodes_text(value):
+        return False
+    return not (_named_not_secret(before) or _continues_public(before) or _JWK_MODULUS_END.match(c.after))
+
+
+# A JWK's modulus runs up to its closing quote and the public exponent after it: `…", "e": "AQAB"`.
+_JWK_MODULUS_END = re.compile(r"[\"'],?[ \t\r\n]*[\"']e[\"'][ \t]*:")
+
+
+_IN_PASSWORD_HASH = re.compile(
+    r"\$(?:argon2(?:id|i|d)|2[abxy]?|scrypt|pbkdf2[^$\s]*|[567]|apr1)\$[^\s\"']*\Z"
+)
+# A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
+_PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
+_WRAPPED_RUN = re.compile(r"([A-Za-z0-9+/=_-]{40,})[ \t]*(?:\r?\n|\x00)[ \t]*\Z")
+
+
+_SECRET_KIND = re.compile(r"(?m)^kind:[ \t]*Secret[ \t]*$")
+_DATA_BLOCK = re.compile(r"(?m)^([ \t]*)data:[ \t]*$")
+MANIFEST_LOOKBACK = 2048  # how far a value looks up for its manifest's `kind: Secret`
+
+
+def _in_secret_manifest(c: Candidate) -> bool:
+    """A value under the `data:` of a Kubernetes `kind: Secret`: base64 of a secret, whatever its
+    key's name (`DB_URL: cG9zdGdy…`)."""
+    if len(c.value) < 8 or c.before.rstrip(" \t\"'")[-1:] != ":":
+        return False
+    window = c.text[max(0, c.start - MANIFEST_LOOKBACK) : c.start]
+    window = window[window.rfind("\x00") + 1 :]
+    window = window[window.rfind("\n---") + 1 :]  # its own YAML document
+    if _SECRET_KIND.search(window) is None:
+        return False
+    m = _last(_DATA_BLOCK.finditer(window))
+    if m is None:
+        return False
+    indent = len(m.group(1))
+    lines = window[m.end() :].split("\n")[1:]
+    return all(not ln.strip() or len(ln) - len(ln.lstrip(" \t")) > indent for ln in lines)
+
+
+def _labelled_public(before: str) -> bool:
+    """A value alone on its line under a line that labels it public (`untrusted comment: minisign
+    public key`, `Public key:`): public material."""
+    if before.rstrip(" \t")[-1:] not in ("\n", ""):
+        return False
+    lines = before.rstrip(" \t").split("\n")
+    previous = lines[-2] if len(lines) >= 2 else ""
+    words = [w.lower() for w in _SPAN_WORDS.findall(previous)]
+    return any(w in ("public", "pub", "pubkey", "publickey") for w in words) and not any(
+        w in ("private", "secret", "priv") for w in words
+    )
+
+
+def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
+    """The last of `matches`, or None."""
+    last = None
+    for last in matches:  # noqa: B007 - the loop keeps the last
+        pass
+    return last
+
+
+def _continues_public(before: str) -> bool:
+    """A value under a block of ciphertext (a SealedSecret's `encryptedData:`), or at the start of a
+    line that continues the previous line's long run (a wrapped JWK modulus, an integrity hash cut
+    in two): it is what that run is, and that run's name or notation says it is no secret. A hex
+    run is a whole digest, never continued."""
+    if _under_ciphertext(before) or _labelled_public(before):
+        return True
+    m = _WRAPPED_RUN.search(before)
+    if m is None or is_hex(m.group(1)):
+        return False
+    head = before[: m.start(1)]
+    run = m.group(1)
+    return bool(
+        _HASH_NOTATION.match(run)
+        or _HASH_BEFORE.search(head[-16:])
+        or _named_not_secret(head)
+        or run.startswith(_IMAGE_MAGIC)
     )
 
 
@@ -460,7 +563,8 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "continuation", "revision", "commit", "version", "public", "pub", "pubkey", "publickey",
      "recipient", "recipients", "address", "addr", "wallet", "modulus", "exponent", "n", "e", "x", "y",
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
-     "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail"}
+     "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
+     "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms"}
 )  # fmt: skip
 
 
@@ -515,7 +619,32 @@ def _encodes_text(value: str) -> bool:
         return False
     if len(data) < 16 or len(data.translate(None, _PRINTABLE)) > 0.1 * len(data):
         return False
+    if basic_credential(data):
+        return False  # `user:password` (a Basic credential, an Azure DevOps `:<PAT>`) is a secret
     return _SECRET_WORDS_INSIDE.search(data) is None  # a docker config's `"auth": ...` is a secret
+
+
+_USER_PASSWORD = re.compile(rb"[^\s:]{0,64}:[^\s:]\S{5,}")
+
+
+def basic_credential(data: bytes) -> bool:
+    """Decoded base64 of `user:password` (an empty user too, as Azure DevOps uses): a password
+    a person chose or a random token after the colon."""
+    if _USER_PASSWORD.fullmatch(data) is None:
+        return False
+    password = data.split(b":", 1)[1].decode("ascii", "replace")
+    return keyish(password, 8) or human_password(password) or _generated(password)
+
+
+def _basic_token(c: Candidate) -> bool:
+    """`Basic <base64>` wherever it stands (a header's value in a YAML list, a log line): the
+    base64 decodes to `user:password`."""
+    core = c.value.rstrip("=")
+    try:
+        data = base64.b64decode(core + "=" * (-len(core) % 4), validate=True)
+    except ValueError:
+        return False
+    return basic_credential(data)
 
 
 _SECRET_WORDS_INSIDE = re.compile(rb"(?i)pass|secret|token|auth|key|credential|private")
@@ -527,15 +656,21 @@ _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 STRONG_WORDS = frozenset(
     {"password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "passcode", "secret", "secrets",
      "token", "tokens", "credential", "credentials", "creds", "cred", "apikey", "auth", "dsn", "authtoken",
-     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer"}
+     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer",
+     # the same words in other languages, as names and in prose (`Passwort:`, `senha =`)
+     "passwort", "kennwort", "wachtwoord", "contrasena", "senha", "haslo", "salasana", "losenord",
+     "passord", "adgangskode", "heslo", "jelszo", "sifre", "geheimnis", "geheim"}
 )  # fmt: skip
 STRONG_PAIRS = frozenset(
     {("api", "key"), ("private", "key"), ("priv", "key"), ("access", "key"), ("secret", "key"),
      ("account", "key"), ("master", "key"), ("signing", "key"), ("encryption", "key"), ("client", "key"),
-     ("connection", "string"), ("conn", "str"), ("shared", "key"), ("preshared", "key"), ("seed", "phrase"),
-     ("recovery", "key"), ("license", "key"), ("app", "key"), ("write", "key"), ("admin", "key")}
+     ("shared", "key"), ("preshared", "key"), ("seed", "phrase"),
+     ("recovery", "key"), ("license", "key"), ("app", "key"), ("write", "key"), ("admin", "key"),
+     ("recovery", "phrase"), ("secret", "phrase"), ("backup", "phrase"), ("seed", "words"),
+     ("recovery", "codes"), ("backup", "codes"), ("wallet", "key")}
 )  # fmt: skip
-WEAK_WORDS = frozenset({"key", "keys", "salt", "sig", "signature", "cookie", "session"})
+# Weak: a secret's only when random (`seed: 42` is a number, `accounts: ["0x<64 hex>"]` a wallet's keys).
+WEAK_WORDS = frozenset({"key", "keys", "salt", "sig", "signature", "cookie", "session", "seed", "accounts"})
 # After the secret's word: the same secret, qualified (`DB_PASSWORD_PROD`, `apiKeyV2`, `token_rw`).
 QUALIFIERS = frozenset(
     {"value", "val", "data", "base", "b64", "base64", "str", "string", "raw", "plain", "plaintext",
@@ -547,7 +682,7 @@ QUALIFIERS = frozenset(
      "repeat", "retype", "eu", "us", "ap", "global", "local", "remote", "internal", "external", "default",
      "fallback", "override", "orig", "original", "tmp", "temp", "temporary", "bot", "app", "ci", "deploy",
      "svc", "api", "web", "mobile", "one", "two", "v", "secret", "access", "refresh", "token", "phrase", "in",
-     "out"}
+     "out", "words", "codes"}
 )  # fmt: skip
 # After the secret's word: a fact about the secret, not the secret (`token_url`, `password_min_length`).
 NOT_SECRET_SUFFIXES = frozenset(
@@ -585,7 +720,9 @@ NOT_SECRET_BEFORE = frozenset(
      "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "shard",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
-     "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request"}
+     "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
+     # public by design: a publishable key, an anonymous key, a site key, a search-only key
+     "publishable", "anon", "site", "search"}
 )  # fmt: skip
 # Pairs that name something else: an idempotency token (`client_token`), a TLS client certificate.
 NOT_SECRET_PAIRS = frozenset({("client", "token"), ("client", "cert")})
@@ -655,7 +792,11 @@ def name_strength(name: str) -> str | None:
     words = _words(name)
     if words in (("authorization",), ("proxy", "authorization")):  # a header's name, alone
         return "strong"
-    secretish = [i for i, w in enumerate(words) if w in STRONG_WORDS or w in WEAK_WORDS]
+    secretish = [
+        i
+        for i, w in enumerate(words)
+        if w in STRONG_WORDS or w in WEAK_WORDS or (i and (words[i - 1], w) in STRONG_PAIRS)
+    ]
     if not secretish:
         return None
     last = secretish[-1]
@@ -683,15 +824,24 @@ _PLACEHOLDER_WORDS = frozenset(
     {"changeme", "change_me", "changme", "replaceme", "replace_me", "todo", "fixme", "tbd", "password",
      "secret", "token", "none", "null", "nil", "true", "false", "undefined", "example", "test", "dummy",
      "placeholder", "redacted", "hidden", "masked", "required", "optional", "string", "empty", "notset",
-     "not_set", "not-set", "not set", "unset", "sk-", "ghp_"}
+     "not_set", "not-set", "not set", "unset", "sk-", "ghp_",
+     # a secret's own name, or a default everyone knows, where the secret would be (`user:pass@`)
+     "pass", "passwd", "pwd", "pw", "user", "username", "admin", "guest", "root", "toor"}
 )  # fmt: skip
+# Placeholders spelled in words, whatever joins them (`change-me-please`, `Replace_Me`, `your.token`).
+_PLACEHOLDER_PHRASES = (
+    "changeme", "replaceme", "yourpassword", "yoursecret", "yourtoken", "yourapikey", "yourkey", "enteryour",
+    "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
+)  # fmt: skip
+_JOINERS = str.maketrans("", "", "-_. ")
 _PLACEHOLDER_OPENERS = (
     "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
     "my-password", "my_secret", "my-secret", "my_token", "my-token", "<%", "#{", "{{", "${", "$(", "{%",
     "[[", "@microsoft.", "!ref ", "$__file", "arn:aws:secretsmanager:", "op://", "sm://", "vault:", "ref+",
 )  # fmt: skip
 _SYMBOLIC_PLACEHOLDER = re.compile(
-    r"(?i)\$\{[^}]*\}?|![a-z_]+|%[a-z_(][^%]*%|<[^>]*>|\[[^\]]*\]|\{[a-z_][a-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
+    r"(?i)\$\{[^}]*\}?|\$env:[a-z_][a-z0-9_]*|![a-z_]+|%[a-z_(][^%]*%|<[^>]*>|\[[^\]]*\]"
+    r"|\{[a-z_][a-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
 )
 _ENV_NAME = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]*")
 _ENV_NAME_WORDS = ("key", "token", "secret", "password", "pass", "pwd", "credential")
@@ -702,6 +852,8 @@ def _placeholder_form(value: str) -> bool:
     `${DB_PASSWORD}`, `<your-api-key>`, `{{ .Values.token }}`, `****`, `MY_API_KEY`."""
     lowered = value.lower()
     if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
+        return True
+    if lowered.translate(_JOINERS).startswith(_PLACEHOLDER_PHRASES):
         return True
     if len(lowered) == 5 and lowered.startswith("xox") and lowered.endswith("-"):
         return True
@@ -722,7 +874,7 @@ _DOTTED = re.compile(
 )
 _CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)")
 _NUMBER = re.compile(r"[0-9][0-9_.,:]*")
-_SHORT_WORD = re.compile(r"[A-Za-z]{1,11}")
+_SHORT_WORD = re.compile(r"[^\W\d_]{1,11}")  # one word, in any script (`Contraseña`)
 
 
 def _reference(value: str) -> bool:
@@ -753,9 +905,94 @@ def real_value(value: str, *, code: bool = True) -> bool:
     value = value.strip()
     if len(value) < 6 or placeholder(value) or _NUMBER.fullmatch(value) or _SHORT_WORD.fullmatch(value):
         return False
-    if _WORDS_ONLY.fullmatch(value) or _identifier(value) or value[0] in "{([:":
+    if _dense_random(value):
+        return True  # `(4*8n!o(co8aci#v4hi%t$…`: random by itself, whatever it starts with
+    if _WORDS_ONLY.fullmatch(value) or _identifier(value) or _code_start(value) or _names_a_secret(value):
         return False  # `a secret`, `selective_auth`, `ParseResults`, `{ENDOFTEXT: …}`: words or code
     return not ((code and _reference(value)) or _path(value) or _HASH_NOTATION.match(value))
+
+
+_RUBY_SYMBOL = re.compile(r":[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _code_start(value: str) -> bool:
+    """A value that opens as code does: a bracket (`{ENDOFTEXT: …}`, `(a, b)`) or a Ruby symbol."""
+    return value[0] in "{([" or _RUBY_SYMBOL.fullmatch(value) is not None
+
+
+def _dense_random(value: str) -> bool:
+    """Twelve characters or more, no space, symbols among letters and digits, and random: a
+    generated password or key (`(4*8n!o(co8…`, `5_fWj8:$7PrNIuIv-upWFosQ#`), not code."""
+    if (
+        len(value) < 12
+        or any(ch.isspace() for ch in value)
+        or value.startswith(("${", "{{", "<%", "$(", "#{"))
+    ):
+        return False
+    symbols = sum(not ch.isalnum() for ch in value)
+    return symbols > 0 and _entropy(value) >= 3.4 and keyish(value, 12)
+
+
+def _names_a_secret(value: str) -> bool:
+    """A value that is itself a secret's name (`current-password`, `postgres-password`,
+    `pg-credentials`): a label or a key into a store, not the secret."""
+    return (
+        _NAME_VALUE.fullmatch(value) is not None and _all_wordlike(value) and name_strength(value) is not None
+    )
+
+
+_NAME_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
+# Words of a sentence, not of a passphrase (`Enter your password`, `Forgot password?`).
+_STOPWORDS = frozenset(
+    {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "by", "with", "from", "is", "are",
+     "was", "be", "it", "this", "that", "your", "my", "our", "you", "we", "i", "me", "not", "no", "please",
+     "enter", "forgot", "new", "current", "confirm", "change", "reset", "show", "hide", "here", "if",
+     "as", "de", "la", "le", "el", "der", "die", "das", "und", "du", "des", "en", "et", "y", "o"}
+)  # fmt: skip
+_PASSPHRASE = re.compile(r"[A-Za-z]{2,12}(?:[ \t_.-][A-Za-z]{2,12}){2,23}(?:[ \t_.-]?[0-9]{1,4})?[!?.]?")
+
+
+def passphrase(value: str) -> bool:
+    """Three words or more chosen as a passphrase (`summit mango zephyr cactus`,
+    `cobalt-violet-orbit-mosaic-pepper`, a BIP-39 mnemonic): no sentence's words (`Enter your
+    password`), no word that says secret or placeholder, each in one case."""
+    if _PASSPHRASE.fullmatch(value) is None:
+        return False
+    words = [w for w in re.split(r"[ \t_.!?-]+", value) if w and not w.isdigit()]
+    if any(not (w.islower() or w.istitle()) for w in words):
+        return False  # `ParseResults_Final`, `HTTPServer-v2`: names, not a passphrase
+    lowered = [w.lower() for w in words]
+    stop = sum(w in _STOPWORDS for w in lowered)
+    if stop > (2 if len(words) >= 12 else 0):
+        return False
+    return not any(
+        w in STRONG_WORDS or w in WEAK_WORDS or w in _PLACEHOLDER_WORDS or w in _MASK_WORDS for w in lowered
+    )
+
+
+_VERSION = re.compile(r"v?[0-9]+(?:[._-][0-9A-Za-z]+)+|[A-Za-z]+-[0-9]+|[A-Z][A-Z0-9]*-[0-9]+")
+
+
+def human_password(value: str) -> bool:
+    """A password a person chose (`Winter2024!34`, `Fjord@2012`, `Lil@c929!`, `HollowPixel7+ag`):
+    eight characters or more, no space, letters with a digit, and a symbol or both cases; not a
+    version, an address, a path or a ticket (`v1.2.3`, `bob@example.com`, `OPS-1234`)."""
+    if not 8 <= len(value) <= 64 or any(ch.isspace() for ch in value):
+        return False
+    letters = sum(ch.isalpha() for ch in value)
+    digits = sum(ch.isdigit() for ch in value)
+    if letters < 3 or not digits:
+        return False
+    symbol = any(ch in _HUMAN_SYMBOLS for ch in value)
+    cases = value.lower() != value and value.upper() != value
+    if not (symbol or cases) or _VERSION.fullmatch(value) or "://" in value:
+        return False
+    if re.fullmatch(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", value) or placeholder(value):
+        return False
+    return not (_path(value) and not any(ch in _HUMAN_SYMBOLS and ch not in "/\\:" for ch in value))
+
+
+_HUMAN_SYMBOLS = frozenset("!@#$%^&*+?~=/:;<>|\\")
 
 
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+[ .!?*:;,]*|(?:[^ ]+ ){3,}[^ ]*")
@@ -781,7 +1018,12 @@ def _identifier(value: str) -> bool:
         return False  # pieces no word is spelled with (`zx`, `Rvr`): random, not an identifier
     if value.isupper():
         return "_" in value or "-" in value
+    if _CMDLET.fullmatch(value):
+        return True  # PowerShell's Verb-Noun (`Read-Host`, `ConvertTo-SecureString`)
     return "_" in value or any(a.islower() and b.isupper() for a, b in itertools.pairwise(value))
+
+
+_CMDLET = re.compile(r"[A-Z][a-z]+[A-Z]?[a-z]*-[A-Z][A-Za-z]+")
 
 
 _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
@@ -818,7 +1060,7 @@ def assigned_name(before: str) -> str:
 # In prose, up to six words between the name and `is`/`was`/`are`/`to`: "the token for the
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
 _PROSE_TAILS = tuple(
-    re.compile(rf"(?i)[ \t]+((?:[A-Za-z]{{1,12}}[ \t]+){{{k}}})(?:is|was|are|to)[ \t]+[\"'`]?\Z")
+    re.compile(rf"(?i)[ \t]+((?:[A-Za-z0-9_.-]{{1,20}}[ \t]+){{{k}}})(?:is|was|are|to):?[ \t]+[\"'`]?\Z")
     for k in range(7)
 )
 # Between a name and its value, besides `=`, `:` and quotes: a value field (`- name: X` then
@@ -826,8 +1068,9 @@ _PROSE_TAILS = tuple(
 _FIELD_TAIL = re.compile(
     r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?value[\"']?[ \t]*[:=][ \t]*[\"'`]?\Z"
     r"|[\"'`\])]*[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
-    r"|[\"']?[ \t]*\{[^{}]*\b(?:default|value)[ \t]*=[ \t]*[\"']?\Z"
 )
+# An HCL block's default after its name (`variable "db_password" { default = "…" }`).
+_BLOCK_DEFAULT = re.compile(r"(?i)[\"']?[ \t]*\{[^{}]*\b(?:default|value)[ \t]*=[ \t]*[\"']?\Z")
 
 
 def _prose_name(before: str) -> str | None:
@@ -838,6 +1081,8 @@ def _prose_name(before: str) -> str | None:
         m = prose.search(tail)
         if m is not None:
             name = assigned_name(before[: len(before) - len(tail) + m.start()])
+            if name_strength(name) is None:  # `Reset password to …`: the verb is not the name's
+                name = name.rsplit(" ", 1)[-1]
             if name_strength(name) is not None:
                 between = _NAME_WORDS.findall(m.group(1))
                 if any(
@@ -893,7 +1138,7 @@ def _assignment(before: str) -> tuple[str, str]:
     if name_strength(name) is not None:
         return before, name
     tail = before[-200:]
-    field = _FIELD_TAIL.search(tail)
+    field = _FIELD_TAIL.search(tail) or _BLOCK_DEFAULT.search(tail)
     if field is not None:
         head = before[: len(before) - len(tail) + field.start()]
         return head, assigned_name(head)
@@ -901,11 +1146,25 @@ def _assignment(before: str) -> tuple[str, str]:
     return before, typed.group(1) if typed else name
 
 
+def _quoted(c: Candidate) -> bool:
+    """The value stands between a pair of quotes: a string literal, never a type or a call."""
+    q = c.before[-1:]
+    return q in ("'", '"', "`") and c.after[:1] == q
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
-    `the password is value` in prose: the value must be random."""
+    `the password is value` in prose: the value must be random or a password a person chose.
+    Quoted, a strong name's value may be a passphrase of words."""
+    value = _credential_of(c.value)
+    if value is None:
+        return False
+    quoted = _quoted(c)
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
-    if not real_value(c.value, code=in_code) or _cut_short(c) or _type_annotation(c) or _code_expression(c):
+    if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
+        return False
+    real = real_value(value, code=in_code)
+    if not real and not (quoted and passphrase(value)):
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
@@ -914,19 +1173,63 @@ def _assigned_value(c: Candidate) -> bool:
         edge = before[at - 1 : at] if at > 0 else ""
         if edge in ("/", "+") or (edge.isalnum() and edge.isascii()):
             return False  # the name is the tail of a longer run (base64, a path), not a name
-        return strength == "strong" or _random_weak_value(c.value)
+        if _under_ciphertext(before):
+            return False
+        if not real:
+            return strength == "strong"
+        return strength == "strong" or _random_weak_value(value)
     prose = _prose_name(c.before)
-    return prose is not None and keyish(c.value, 8)
+    return prose is not None and (keyish(value, 8) or human_password(value) or (quoted and passphrase(value)))
+
+
+_SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z-]*)[ \t]+(\S.*)")
+
+
+def _credential_of(value: str) -> str | None:
+    """The credential in a value (`Bearer $env:API_TOKEN` holds `$env:API_TOKEN`), or None when
+    the value is an authorization scheme and a placeholder."""
+    m = _SCHEME_VALUE.fullmatch(value)
+    if m is None or m.group(1).lower() not in _SCHEMES:
+        return value
+    credential = m.group(2).strip()
+    return None if placeholder(credential) else credential
+
+
+_CIPHERTEXT_PARENT = re.compile(
+    r"(?im)^([ \t]*)(?:encryptedData|encrypted_data|sealedSecrets?|ciphertexts?)[ \t]*:[ \t]*$"
+)
+
+
+def _under_ciphertext(before: str) -> bool:
+    """A field of a block that holds ciphertext meant to be committed (a SealedSecret's
+    `encryptedData:`): the value is encrypted, not the secret."""
+    m = _last(_CIPHERTEXT_PARENT.finditer(before))
+    if m is None:
+        return False
+    indent = len(m.group(1))
+    for line in before[m.end() :].split("\n")[1:]:
+        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+            return False  # the block ended before the value
+    return True
 
 
 _FORMAT = re.compile(r"%[sdr]\b|%\([a-z_]+\)[sdr]|\{[0-9]?\}")
 _FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
 
 
+_PASSWORD_HASH = re.compile(
+    r"\$(?:2[abxy]?|5|6|7|y|gy|argon2(?:id|i|d)|scrypt|pbkdf2[-_a-z0-9]*|sha1|md5|apr1)\$\S+"
+    r"|(?:pbkdf2_sha256|pbkdf2_sha1|bcrypt_sha256|argon2|sha1|md5)\$\S+|\{(?:SSHA|SHA|SSHA512|BCRYPT|CRYPT)\}\S+"
+    r"|\*[0-9A-F]{40}"
+)
+
+
 def placeholder(value: str) -> bool:
     """A placeholder where a secret would be: a template, a variable, a mask, a word such as
-    `changeme`, a format string (`Basic %s`, `--password={}`)."""
-    if not value or _placeholder_form(value) or masked(value):
+    `changeme`, a format string (`Basic %s`, `--password={}`); or a password's hash in its usual
+    notation (`$2b$12$…`, `$argon2id$…`, `pbkdf2_sha256$…`), which stands where a password is
+    checked and is no secret."""
+    if not value or _placeholder_form(value) or masked(value) or _PASSWORD_HASH.fullmatch(value):
         return True
     if _FORMAT.search(value) and (" " in value or _FORMAT_FIELD.search(value)):
         return True
@@ -963,7 +1266,10 @@ def _random_user(c: Candidate) -> bool:
 
 # -- how a secret is passed ------------------------------------------------------------------------------
 
-_FLAG_NAME = re.compile(r"-{1,2}([A-Za-z0-9][A-Za-z0-9_.-]*)[ \t=]+(?:(?:pass|env|file|fd|stdin):)?[\"']?\Z")
+_FLAG_NAME = re.compile(
+    r"-{1,2}([A-Za-z0-9][A-Za-z0-9_.-]*)(?:[ \t=]+|[\"'][ \t]*,[ \t]*)"
+    r"(?:(?:pass|env|file|fd|stdin):)?[\"']?\Z"
+)
 
 
 def _generated(value: str) -> bool:
@@ -1007,8 +1313,10 @@ def _flag_value(c: Candidate) -> bool:
     if m is None:
         return False
     strength = name_strength(m.group(1))
-    if strength is None or not _password_like(c.value) or _cut_short(c) or _pairs(c.value):
+    if strength is None or _cut_short(c) or _pairs(c.value):
         return False
+    if not _password_like(c.value):
+        return strength == "strong" and _quoted(c) and passphrase(c.value)
     return strength == "strong" or _random_secret(c.value, 12)
 
 
@@ -1019,7 +1327,10 @@ _SHORT_FLAG_TOOL = {
     "w": re.compile(r"(?i)ldap"),
     "a": re.compile(r"(?i)redis"),
     "k": re.compile(r"(?i)openssl"),
+    "K": re.compile(r"(?i)openssl"),  # the raw key of `openssl enc -K <hex>`
     "N": re.compile(r"ssh-keygen"),
+    "A": re.compile(r"(?i)snmp"),  # SNMPv3's authentication and privacy passphrases
+    "X": re.compile(r"(?i)snmp"),
 }
 
 
@@ -1029,8 +1340,8 @@ def _short_flag(c: Candidate) -> bool:
     (`-u`, `--username`, `user@host`, a `login`) or the value be random by itself. `-w`, `-a` and
     `-k` are passwords only for the tools that read them so (LDAP, Redis, OpenSSL)."""
     line = c.line_before()
-    m = re.search(r"-([pPwakN])[ \t]*[\"']?\Z", line)
-    if m is None or not _password_like(c.value, strict=True) or _cut_short(c):
+    m = re.search(r"-([pPwakNKAX])[ \t]*[\"']?\Z", line)
+    if m is None or _cut_short(c):
         return False
     letter = m.group(1)
     tool = _SHORT_FLAG_TOOL.get(letter)
@@ -1038,20 +1349,25 @@ def _short_flag(c: Candidate) -> bool:
         return False
     spaced = line[m.end(1) : m.end(1) + 1] in (" ", "\t")
     quoted = line.endswith(("'", '"'))
-    if quoted or tool is not None:
-        return True
+    context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
+    user = spaced and _USER_ON_LINE.search(context) is not None
+    if quoted or tool is not None or user:  # a password whatever it spells: words, a passphrase
+        lenient = _password_like(c.value) and not _PORT_OR_PLUGIN.fullmatch(c.value)
+        return lenient or (quoted and passphrase(c.value))
+    if not _password_like(c.value, strict=True):
+        return False
     if not spaced:  # -pvalue: a password, not a word (-pedantic) or a number (-p4096)
         return c.value[:1].isalnum() and (
             _generated(c.value) or (_classes(c.value) >= 2 and _letters(c.value) >= 2)
         )
-    context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
-    if _USER_ON_LINE.search(context) is not None:
-        return True
     value = c.value
     return _generated(value) or (any(ch.isdigit() for ch in value) and any(not ch.isalnum() for ch in value))
 
 
 _PGPASS_LINE = re.compile(r"[ \t]*[A-Za-z0-9*][^\s:]*:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:")
+
+
+_PORT_OR_PLUGIN = re.compile(r"[0-9.:/,-]+|[a-z]+:[a-z_-]+")
 
 
 def _pgpass(c: Candidate) -> bool:
@@ -1064,8 +1380,8 @@ def _spaced_value(c: Candidate) -> bool:
     `IDENTIFIED BY 'x'`: a strong name, a space, and a value a person chose (not a word, a flag,
     a path)."""
     line = c.line_before()
-    quoted = line.endswith(("'", '"'))
-    head = line.rstrip("'\"").rstrip(" \t=")
+    quoted = line.endswith(("'", '"', "`"))
+    head = line.rstrip("'\"`").rstrip(" \t=")
     core = c.value if quoted else c.value.rstrip(",.;:?)*@")
     if head[-2:].lower() == "by" and _IDENTIFIED_BY.search(head[-24:]):
         return not placeholder(core) and len(core) >= 4 and (quoted or _chosen(core))
@@ -1076,9 +1392,13 @@ def _spaced_value(c: Candidate) -> bool:
         return False
     strength = name_strength(name)
     if strength is not None and _SETTER.search(head[: len(head) - len(name)][-80:]):  # it stores a value
+        if c.value.startswith("-"):
+            return False  # the next flag (`gh secret set NAME --repo …`), not the value
         return real_value(c.value) and (strength == "strong" or _random_weak_value(c.value))
     if strength != "strong":
         return False
+    if quoted and passphrase(core):
+        return True
     return _password_like(core, strict=not quoted) and (quoted or _chosen(core))
 
 
@@ -1161,7 +1481,13 @@ _CALL_OPEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|\\|->)[A-Za-z_][A-Z
 _CLIENT_WORDS = frozenset(
     {"client", "api", "sdk", "init", "initialize", "configure", "setup", "connect", "login", "auth",
      "authenticate", "credential", "credentials", "session", "service", "rest", "gateway", "basic",
-     "signin", "sign", "bearer", "token", "password", "secret", "key", "apikey", "creds", "app", "keen"}
+     "signin", "sign", "bearer", "token", "password", "secret", "key", "apikey", "creds", "app", "keen",
+     "wallet", "signer", "keypair", "account"}
+)  # fmt: skip
+# Calls that take a password as they take a user: a login, a credential, a connection.
+_LOGIN_WORDS = frozenset(
+    {"login", "logon", "signin", "auth", "authenticate", "credential", "credentials", "creds", "connect",
+     "bind", "pdo", "password", "passwd", "passphrase", "secret", "basic", "jwt", "hmac"}
 )  # fmt: skip
 _CONSTRUCTORS = frozenset({"new", "create", "build", "builder", "of", "with", "from", "init", "make"})
 _LITERAL_OR_ARG = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^,()\"'\n]+")
@@ -1218,11 +1544,15 @@ def _positional_argument(c: Candidate) -> bool:
     if not _random_argument(value):
         return False
     line = c.line_before()[:-1]  # without the opening quote
+    if _OBJECT_KEY.search(line) or _PUBLIC_COMMENT.search(c.text, c.end, c.end + AFTER_CHARS):
+        return False  # a named property (`applicationId: '…'`), or code that says the key is public
     for _ in range(2):  # the call itself, or the one around it (`Some("…")`)
         call = _call_before(line)
         if call is None:
             return False
         callee, args = call
+        if not args and _HEX.fullmatch(value) and len(value) < 32:
+            return False  # a first argument in short hex is an app's id (a client-side id), not its key
         if _callee_says_secret(callee):
             return True
         if (
@@ -1280,10 +1610,11 @@ def _pasted(c: Candidate) -> bool:
     if entry.rstrip(" \t\"'`").endswith((":", "=")):
         name = assigned_name(entry)
         words = (*_words(name), name.lower())
-        if any(w in _SECRET_CONTEXT or w in WEAK_WORDS or w in _NAMED_OTHER for w in words):
+        if name_strength(name) is not None or any(w in _NAMED_OTHER for w in words):
             return False  # a name that speaks for itself: the assignment rules judge it
         reply = _REPLY_LABEL.fullmatch(entry)
-        entry = entry[: entry.rstrip(" \t\"'`=:").rfind(name)] if name else entry
+        if name and not any(w in _SECRET_CONTEXT for w in words):  # `key by mistake:` still says key
+            entry = entry[: entry.rstrip(" \t\"'`=:").rfind(name)]
         if reply:  # ...unless the entry is a reply (`bram: <token>`) to the one before
             previous = before[: len(before) - len(reply.group())].rstrip("\x00")
             entry = previous[previous.rfind("\x00") + 1 :] + "\n" + entry
@@ -1317,6 +1648,79 @@ def _random_argument(value: str) -> bool:
     )
 
 
+_OBJECT_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*[\"']?[ \t]*:[ \t]*\Z")
+_PUBLIC_COMMENT = re.compile(
+    r"[^\n]*?(?://|#|/\*)[^\n]*(?i:public|publishable|search-only|read-only|client-side)"
+)
+
+
+def _call_argument(c: Candidate) -> bool:
+    """A quoted literal passed to a login, a credential or a connection after its user
+    (`NetworkCredential("svc", "<pw>")`, `new PDO(dsn, 'shop', '<pw>')`, `auth=("bob", "<pw>")`),
+    to a setter named for the secret (`.password("<pw>")`, `setApiKey("…")`), or where a format
+    string puts it after `password=` (`Sprintf("… password=%s …", host, "<pw>")`): a password a
+    person chose, a passphrase, or random characters."""
+    value = c.value
+    if not (_password_value(value) or _APP_PASSWORD.fullmatch(value)):
+        return False
+    line = c.line_before()[:-1]
+    if _OBJECT_KEY.search(line):
+        return False
+    call = _call_before(line)
+    if call is None:
+        return False
+    callee, args = call
+    last = re.split(r"\.|::|\\|->", callee)[-1] if callee else ""
+    if not args:  # the first argument: a setter named for the secret (`.password("…")`)
+        return bool(last) and _setter_named_secret(last)
+    if args[0][:1] in ("'", '"') and _format_secret_index(args[0]) == len(args) - 1:
+        return True
+    if not callee:  # a tuple: its name is the keyword before it (`auth=(…)`)
+        m = _KEYWORD_TUPLE.search(line[: line.rfind("(")])
+        return m is not None and name_strength(m.group(1)) == "strong"
+    words = {w for p in re.split(r"\.|::|\\|->", callee) if p for w in _words(p)}
+    if words & _LOGIN_WORDS:
+        return True
+    return bool(
+        args[0][:1] in ("'", '"')
+        and ("://" in args[0] or re.match(r"[\"'][a-z]+:", args[0]))
+        and len(args) >= 2
+    )
+
+
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")  # an app password as shown: four groups of four
+_KEYWORD_TUPLE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*\Z")
+_GETTER = re.compile(
+    r"(?i)(?:get|load|read|fetch|find|lookup|check|validate|verify|hash|compare|encrypt|decrypt"
+    r"|prompt|ask|input|has|is|remove|delete|clear|reset|generate|gen|rotate|mask)"
+)
+
+
+def _setter_named_secret(name: str) -> bool:
+    """A method whose name is the secret's, or sets it (`password`, `setPassword`, `withApiKey`), not
+    one that reads, checks or makes it (`getPassword`, `hashPassword`)."""
+    if _GETTER.match(name):
+        return False
+    return name_strength(name) == "strong"
+
+
+_FORMAT_FIELD_ANY = re.compile(r"%[-+ 0#]*[0-9]*[sdvqr]|\{[0-9]*\}")
+
+
+def _format_secret_index(fmt: str) -> int:
+    """Which of a format string's fields stands after a secret's name (`password=%s`), or -1."""
+    for i, m in enumerate(_FORMAT_FIELD_ANY.finditer(fmt)):
+        name = _trailing(fmt[: m.start()].rstrip(" \t=:'\""), _NAME_CHARS, 40)
+        if name and name_strength(name) == "strong":
+            return i
+    return -1
+
+
+def _password_value(value: str) -> bool:
+    """A value that can be a password by itself: one a person chose, a passphrase, or random."""
+    return human_password(value) or passphrase(value) or keyish(value, 8) or _dense_random(value)
+
+
 def _random_strict(value: str) -> bool:
     """Random with no name to vouch for it: a UUID, hex of 32 digits or more with letters and
     digits, or 20 key characters or more that no word or identifier spells."""
@@ -1338,7 +1742,7 @@ def _random_strict(value: str) -> bool:
 
 
 _TABLE_ROW = re.compile(r"[ \t]*\|")
-_TABLE_SEPARATOR = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*")
+_TABLE_SEPARATOR = re.compile(r"[ \t]*[|+]?[ \t]*:?-{3,}:?[ \t]*(?:[|+][ \t]*:?-{3,}:?[ \t]*)*[|+]?[ \t]*")
 
 
 def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
@@ -1353,41 +1757,50 @@ def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
             if not _TABLE_ROW.match(line):
                 return None
         return None
-    width = lines[-1].count(",")
+    width = lines[-1].count(delimiter)
     for i in range(len(lines) - 2, -1, -1):
         line = lines[i]
-        if line.count(",") != width or " " in line.strip():
+        if line.count(delimiter) != width or (delimiter == "," and " " in line.strip()):
             return None
-        cells = line.split(",")
+        cells = line.split(delimiter)
         if all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", cell) for cell in cells):
-            return cells if i == 0 or lines[i - 1].count(",") != width else None
+            return cells if i == 0 or lines[i - 1].count(delimiter) != width else None
     return None
 
 
 def _table_cell(c: Candidate) -> bool:
     """A cell of a Markdown or CSV table whose column header names a secret (`| Service | API key |`,
     `name,username,password`): real for a strong header, random for a weak one."""
-    value = c.value
+    value = c.value.strip("`")
     start = c.start
-    delimiter = c.text[start - 1 : start].strip() or c.before.rstrip(" \t")[-1:]
-    if delimiter not in ("|", ",") or not real_value(value):
+    delimiter = c.text[start - 1 : start]
+    if delimiter != "\t":
+        delimiter = delimiter.strip() or c.before.rstrip(" \t")[-1:]
+    if delimiter not in ("|", ",", "\t") or not real_value(value):
         return False
-    after = c.after.lstrip(" \t")
+    after = c.after.lstrip(" " if delimiter == "\t" else " \t")
     if delimiter == "|" and not after.startswith("|"):
         return False
-    if delimiter == "," and after[:1] not in ("", ",", "\n", "\r", "\x00"):
+    if delimiter in (",", "\t") and after[:1] not in ("", delimiter, "\n", "\r", "\x00"):
         return False
     window = c.text[max(0, start - TABLE_LOOKBACK) : start]
     cut = window.rfind("\x00")
     lines = window[cut + 1 :].split("\n")
-    header = _table_header(lines, delimiter)
+    rest = c.text[start : start + TABLE_LOOKBACK]
+    whole_row = (
+        lines[-1] + re.split(r"[\r\n\x00]", rest, maxsplit=1)[0]
+    )  # the row's width counts its cells after
+    header = _table_header([*lines[:-1], whole_row], delimiter)
     if header is None:
         return False
     row = lines[-1]
-    column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(",")
+    column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(delimiter)
     if column >= len(header):
         return False
-    strength = name_strength(header[column])
+    strength = name_strength(header[column].strip("`"))
+    if strength is None and column >= 1:  # a table of settings: the row's first cell names it
+        first = row.strip().lstrip("|").split(delimiter, 1)[0].strip().strip("`")
+        strength = name_strength(first)
     return strength == "strong" or (strength == "weak" and _random_secret(value))
 
 
@@ -1433,12 +1846,26 @@ def _webhook(c: Candidate) -> bool:
         return False
     host_end = url.find("/", url.find("//") + 2)
     tail = url[max(at, host_end) :] if host_end > 0 else url[at:]
-    for piece in _URL_PIECES.split(tail):
+    pieces = [p for p in _URL_PIECES.split(tail) if p]
+    for i, piece in enumerate(pieces):
+        if (
+            len(piece) >= 5
+            and piece.isdigit()
+            and i + 1 < len(pieces)
+            and len(pieces[i + 1]) >= 5
+            and not (_sequential(piece) or _sequential(pieces[i + 1]))
+        ):
+            return True  # an account's number and the hook's own code after it (`/catch/<id>/<code>/`)
         if len(piece) < 6 or piece.startswith("{"):
             continue
         if _random_secret(piece) or any(_mixed_piece(p) for p in re.split(r"[-_]+", piece)):
             return True
     return False
+
+
+def _sequential(piece: str) -> bool:
+    """Each character the next of the one before (`123456`, `abcdef`): an example's filler."""
+    return all(ord(b) == ord(a) + 1 for a, b in itertools.pairwise(piece))
 
 
 def _mixed_piece(piece: str) -> bool:
@@ -1450,6 +1877,367 @@ def _mixed_piece(piece: str) -> bool:
         and any(ch.isalpha() for ch in piece)
         and re.fullmatch(r"[A-Za-z]+[0-9]+|[0-9]+[A-Za-z]{1,3}|[0-9]+", piece) is None
     )
+
+
+# -- more ways a secret is passed (issue 25, round 1's lessons) -----------------------------------------
+
+_QUERY_NAME = re.compile(r"[?&;]([A-Za-z0-9_.-]+)=\Z")
+# Query names that carry a key though no secret's word is in them (OpenWeatherMap's `appid`).
+_QUERY_KEY_NAMES = frozenset({"appid", "app_id", "appkey", "app_key", "apikey", "key", "k"})
+
+
+def _url_query(c: Candidate) -> bool:
+    """A value in a URL's query whose name says secret (`X-Amz-Signature=<hex>`,
+    `X-Amz-Security-Token=<percent-encoded>`, `access_token=…`, `appid=<hex>`): percent-decoded,
+    a strong name's value must be real, a weak one's random."""
+    m = _QUERY_NAME.search(c.before[-80:])
+    if m is None:
+        return False
+    name = m.group(1)
+    value = _PERCENT.sub("", c.value)
+    strength = name_strength(name)
+    if strength is None and name.lower() in _QUERY_KEY_NAMES:
+        strength = "weak"
+    if strength is None or not real_value(value, code=False) or _cut_short(c):
+        return False
+    return strength == "strong" or _random_weak_value(value) or keyish(value, 20)
+
+
+_PAIR_BEFORE = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9 _]*=[^=;\r\n]*;[ \t]*|(?:^|[\s\"'])[A-Za-z_]+=[^\s=\"';]+[ \t]+)\Z"
+)
+_PAIR_AFTER = re.compile(r"[;\s][ \t]*[A-Za-z][A-Za-z0-9 _]*=")
+
+
+def _connection_field(c: Candidate) -> bool:
+    """`Password=…;` / `Pwd={…;…}` / `password=… ` in a connection string or a DSN (another
+    `name=value` pair beside it): anything but a placeholder, a format field or code."""
+    value = c.value.strip("{}")
+    if not value or placeholder(value) or _FORMAT.fullmatch(value) or value.startswith("%"):
+        return False
+    line = c.line_before()
+    head = line[: max(line.lower().rfind("pw"), line.lower().rfind("pass"), 0)]
+    if _PAIR_BEFORE.search(head) is None and _PAIR_AFTER.match(c.after) is None:
+        return False
+    return "(" not in value and not (_reference(value) and not _dense_random(value))
+
+
+_SECRET_FILE = re.compile(r"([^\s/\\'\"]+?)(?:\.[A-Za-z0-9]{1,5})?['\"]?\Z")
+
+
+def _secret_file(c: Candidate) -> bool:
+    """A value written into a file whose name says secret (`echo <hex> > config/master.key`,
+    `printf '…' > .vault_pass`): real, and random for a weak name."""
+    target = c.text[c.end : c.end + 160].split("\n", 1)[0]
+    m = re.match(r"['\"]?[ \t]*>>?[ \t]*(\S+)", target)
+    if m is None:
+        return False
+    path = m.group(1).rstrip(";")
+    base = re.split(r"[/\\]", path)[-1].lstrip(".")
+    name = base.replace(".", "_")
+    strength = name_strength(name)
+    if strength is None or not real_value(c.value):
+        return False
+    return strength == "strong" or _random_weak_value(c.value)
+
+
+def _echoed_password(c: Candidate) -> bool:
+    """`--password-command 'echo <pw>'`, `--vault-password-file <(echo '<pw>')`: a value echoed
+    where a password is read from: anything but a placeholder or a variable."""
+    value = c.value
+    return real_value(value) or human_password(value) or passphrase(value)
+
+
+def _here_string(c: Candidate) -> bool:
+    """A password fed to a command through a here-string (`cryptsetup luksOpen … <<< '<pw>'`): a
+    password a person chose or random characters, not code, a number or a variable."""
+    value = c.value
+    if any(ch in value for ch in "{}()[]") or placeholder(value):
+        return False
+    return human_password(value) or _dense_random(value) or keyish(value, 12)
+
+
+def _cookie_value(c: Candidate) -> bool:
+    """A cookie's value in a cookie (a `Cookie:` header, `cookies={…}`, `-b`, `document.cookie`)
+    that holds a random piece (`alice%7C1742830475%7C<token>%7C<hmac>`): a login or session the
+    cookie carries. Percent-encoded pieces are read decoded."""
+    line = c.line_before()
+    if _COOKIE_CONTEXT.search(line) is None:
+        return False
+    decoded = _PERCENT.sub("|", c.value)
+    return any(
+        len(p) >= 16 and (keyish(p, 16) or (is_hex(p) and len(p) >= 32))
+        for p in re.split(r"[|:.;,]+", decoded)
+    )
+
+
+def _cookie_jar(c: Candidate) -> bool:
+    """A Netscape cookie file's line (domain, flag, path, secure, expiry, name, value): the value of
+    a session or login cookie, or a random one."""
+    line = c.line_before()
+    fields = line.split("\t")
+    if len(fields) < 7:
+        return False
+    name = fields[-2]
+    value = c.value
+    canonical = name in _SESSION_COOKIES or any(
+        w in _SESSION_WORDS or w in STRONG_WORDS for w in _words(name)
+    )
+    return (canonical and _generated(value)) or keyish(value, 16)
+
+
+_SPAN_WORDS = re.compile(r"[^\W\d_]+|[0-9]+")
+# Between a secret's word and the value a sentence gives it: words that lead to the value.
+_LEADING_WORDS = frozenset(
+    {"is", "was", "are", "currently", "now", "still", "here", "it", "s", "for", "the", "a", "an", "to", "be",
+     "new", "old", "temp", "temporary", "set", "changed", "reset", "of", "on", "in", "at", "this", "that",
+     "our", "my", "your", "his", "her", "their", "we", "use", "using", "try", "just"}
+)  # fmt: skip
+
+
+def _code_span(c: Candidate) -> bool:
+    """A value in backticks (or quotes) a sentence gives a secret's word (`rotate the admin pw
+    (currently \\`<pw>\\`)`, `user \\`backup\\`, pass \\`<pw>\\``): the nearest word before it
+    that is not a leading word is the secret's; the value a password a person chose, a
+    passphrase, or random."""
+    value = c.value
+    if not _password_value(value) or placeholder(value):
+        return False
+    words = _SPAN_WORDS.findall(c.line_before()[-120:])
+    for word in reversed(words):
+        lowered = word.lower()
+        if lowered in _LEADING_WORDS:
+            continue
+        return name_strength(word) == "strong"
+    return False
+
+
+def _foreign_password(c: Candidate) -> bool:
+    """After a word for password in another language (`Passwort:`, `пароль от сервера:`,
+    `密码是`, `mot de passe … :`): a password a person chose, a passphrase, or random."""
+    value = c.value.rstrip(",.;")
+    return not placeholder(value) and (_password_value(value) or _generated(value))
+
+
+_MNEMONIC_CONTEXT = re.compile(r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words")
+
+
+def _mnemonic(c: Candidate) -> bool:
+    """A wallet's mnemonic: 12, 15, 18, 21 or 24 lowercase words after a word that says so
+    (`MNEMONIC="…"`, `recovery phrase for the test wallet: …`)."""
+    words = c.value.split()
+    if len(words) not in (12, 15, 18, 21, 24) or not passphrase(c.value):
+        return False
+    before = c.before[-160:]
+    return _MNEMONIC_CONTEXT.search(before[before.rfind("\x00") + 1 :]) is not None
+
+
+_GROUPED_CONTEXT = re.compile(
+    r"(?i)2fa|totp|otp|mfa|authenticator|app[ -]?password|app-specific|secret|setup key|seed|password|login"
+)
+
+
+def _grouped_secret(c: Candidate) -> bool:
+    """A TOTP seed or an app password as apps show them, in groups of four (`ouki xakp ajcy adj5 …`,
+    `fhul ibxc wycw xwxm`): after a word that says so, and not words of a sentence."""
+    line = c.line_before()
+    if _GROUPED_CONTEXT.search(line) is None or re.search(
+        r"(?i)fingerprint|\bhash|\bsha[0-9-]*\b|digest", line
+    ):
+        return False
+    groups = c.value.split()
+    if all(_HEX.fullmatch(g) for g in groups) or c.after[:1].isalnum():
+        return False  # hex in groups is a fingerprint; a group cut from a longer word is prose
+    letters = "".join(groups)
+    if any(g.lower() in _COMMON_FOUR for g in groups):
+        return False
+    return any(ch.isdigit() for ch in letters) or _vowel_share(letters) < 0.3
+
+
+_COMMON_FOUR = frozenset(
+    {"this", "that", "with", "from", "have", "will", "your", "what", "when", "then", "them", "they", "were",
+     "been", "more", "some", "time", "into", "only", "also", "just", "like", "make", "made", "over", "here",
+     "need", "test", "data", "user", "code", "file", "line", "next", "last", "each", "done", "used", "list"}
+)  # fmt: skip
+
+
+def _byte_array_key(c: Candidate) -> bool:
+    """A key file as a JSON array of bytes (a Solana keypair: 64 numbers of 0-255), varied as a
+    key's bytes are."""
+    numbers = [int(n) for n in re.findall(r"[0-9]+", c.value)]
+    return (
+        len(numbers) in (32, 64)
+        and all(n <= 255 for n in numbers)
+        and len(set(numbers)) >= 0.6 * len(numbers)
+    )
+
+
+_LOGIN_LABEL = re.compile(
+    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur)[ \t]*[:=]?[ \t]*\Z"
+)
+
+
+def _login_pair(c: Candidate) -> bool:
+    """`Login: admin / <pw>`, `creds: deploy:<pw>`: a user and a password after a word that says
+    login; the password one a person chose or random."""
+    before = c.line_before()
+    m = re.search(r"([^\s/:]+)[ \t]*[/:][ \t]*\Z", before)
+    if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
+        return False
+    value = c.value
+    return not placeholder(value) and value != m.group(1) and (human_password(value) or keyish(value, 10))
+
+
+_USER_LINE = re.compile(
+    r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+"
+    r"|(?i:user(?:name)?|login)[ \t]*[:=][ \t]*\S+)"
+)
+# Both cases, a digit and a symbol: a password's shape, not a word's or a path's.
+_MIXED_PASSWORD = re.compile(
+    r"(?=[^\s]*[a-z])(?=[^\s]*[A-Z])(?=[^\s]*[0-9])(?=[^\s]*[^A-Za-z0-9\s])[^\s]{8,64}"
+)
+_ASKS_FOR_SECRET = re.compile(r"(?:is|are|was)?[ \t]*[:?]?[ \t]*\Z")
+
+
+def _lone_value(c: Candidate) -> bool:
+    """A value on a line of its own (or as a chat reply, `pablo: <pw>`), given by the line before
+    it: a question or a sentence about a secret (`what's the wifi pw?`, `the root pw for node-05
+    is`), and the value a password a person chose, a passphrase, or random."""
+    value = c.value
+    if placeholder(value):
+        return False
+    entry_start = max(c.before.rfind("\x00", 0, len(c.before) - 1), -1)
+    lines = [ln for ln in c.before[entry_start + 1 :].split("\n")[:-1] if ln.strip()]
+    if not lines:
+        return False
+    previous = lines[-1].strip()
+    if _USER_LINE.fullmatch(previous) and _MIXED_PASSWORD.fullmatch(value):
+        return True  # a user on one line, the password on the next (`kwame.chen` / `SparrowMaple7/ug`)
+    if not _password_value(value):
+        return False
+    if not (previous.endswith(("?", ":")) or re.search(r"(?i)\b(?:is|are|was|here)\Z", previous)):
+        return False
+    words = [w for w in _SPAN_WORDS.findall(previous) if w.lower() not in _LEADING_WORDS]
+    for word in reversed(words[-8:]):
+        strength = name_strength(word)
+        if strength == "strong":
+            return True
+    return False
+
+
+# Public by design, whatever name it stands under: publishable and client-side keys (Stripe `pk_`,
+# Mapbox `pk.eyJ`, Supabase `sb_publishable_`, PostHog `phc_`, Datadog RUM `pub<hex>`, reCAPTCHA site
+# keys).
+_PUBLISHABLE = re.compile(
+    r"(?:pk_(?:live|test)_|pk\.eyJ|sb_publishable_|phc_)[A-Za-z0-9._-]+|pub[0-9a-f]{32}|6L[A-Za-z0-9_-]{38}"
+)
+
+
+def publishable(value: str) -> bool:
+    """A key that is public by design (shipped to browsers): never a secret, whatever its name."""
+    return _PUBLISHABLE.fullmatch(value) is not None
+
+
+def _jwt(c: Candidate) -> bool:
+    """A JWT, unless its payload says it is a public anonymous key (`"role": "anon"`, a Supabase
+    anon key shipped to browsers)."""
+    parts = c.value.split(".")
+    if len(parts) < 2:
+        return True
+    core = parts[1]
+    try:
+        payload = base64.urlsafe_b64decode(core + "=" * (-len(core) % 4))
+    except ValueError:
+        return True
+    return re.search(rb'"role"[ \t]*:[ \t]*"anon"', payload) is None
+
+
+_WEB_CONFIG = re.compile(r"authDomain|firebaseapp\.com|messagingSenderId|firebaseConfig|initializeApp")
+
+
+def _google_key(c: Candidate) -> bool:
+    """A Google API key, unless it is a Firebase web app's configuration (public by design: it
+    ships in every client, next to `authDomain` and `projectId`)."""
+    return _WEB_CONFIG.search(c.before[-256:]) is None and _WEB_CONFIG.search(c.after) is None
+
+
+def _line_passphrase(c: Candidate) -> bool:
+    """`storePassword=tango nebula sparrow gadget`, `recovery passphrase for the team vault: kettle
+    zephyr …`: words to the end of the line, after a strong name or a clause about one."""
+    if not passphrase(c.value.strip()):
+        return False
+    return name_strength(assigned_name(c.before)) == "strong" or clause_names_secret(c.line_before())
+
+
+def clause_names_secret(line: str) -> bool:
+    """Whether the clause ending `line` (before `:`, `=` or `is`) is about a secret: walking back from
+    its end, the first strong secret's word that no fact about it follows (`1Password vault` is a
+    vault, `token id` an id) comes before any word that names something else."""
+    words = _SPAN_WORDS.findall(line.rstrip(" \t:=")[-160:])
+    after = ""
+    for word in reversed(words[-10:]):
+        lowered = word.lower()
+        if name_strength(word) == "strong" and after not in NOT_SECRET_SUFFIXES:
+            return True
+        if lowered in _OTHER_CONTEXT and lowered not in ("account",):
+            return False
+        after = lowered
+    return False
+
+
+_BLOCK_NAME = re.compile(r"([A-Za-z0-9_.-]+)[\"']?[ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n[ \t]*\Z")
+
+
+def _block_scalar(c: Candidate) -> bool:
+    """`password: >-` and the value on the next line: the name a secret's, the value real (random
+    for a weak name)."""
+    m = _BLOCK_NAME.search(c.before[-160:])
+    if m is None or c.value.startswith("-----"):
+        return False
+    strength = name_strength(m.group(1))
+    if strength is None or not real_value(c.value):
+        return False
+    return strength == "strong" or _random_weak_value(c.value)
+
+
+def _foreign_key(c: Candidate) -> bool:
+    """After a word for a key or a token in another language (`API-Schlüssel: …`): random."""
+    value = c.value.rstrip(",.;")
+    return not placeholder(value) and (_random_secret(value, 16) or _dense_random(value))
+
+
+_CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
+
+
+def _chat_password(c: Candidate) -> bool:
+    """`pg prod = Summer2024$22 (I'll rotate tomorrow)`: in a line about credentials, a value of a
+    password's shape (both cases, a digit and a symbol) given to a name of one or two words."""
+    value = c.value.rstrip(".,;:)")
+    if (
+        len(value) > 32
+        or _MIXED_PASSWORD.fullmatch(value) is None
+        or not human_password(value)
+        or "://" in value
+    ):
+        return False
+    line = c.line_before() + re.split(r"[\n\x00]", c.after, maxsplit=1)[0]
+    head = c.line_before().rstrip(" \t=:")
+    return (
+        _CHAT_CONTEXT.search(line) is not None
+        and re.search(r"(?:^|[ \t:])[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z][A-Za-z0-9_-]*)?\Z", head) is not None
+    )
+
+
+def _basic_user_password(c: Candidate) -> bool:
+    """`-u user:password`, `-a user:'password'`, `--auth=:token`: anything but a placeholder; after a
+    comma (lftp's `-u user,password`), a password a person chose or random."""
+    line = c.line_before()
+    value = c.value
+    if placeholder(value) or _not_placeholder(c) is False:
+        return False
+    if line.rstrip("'\"").endswith(","):
+        return human_password(value) or keyish(value, 8)
+    return True
 
 
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
@@ -1476,6 +2264,31 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "session-cookie": _session_cookie,
     "webhook": _webhook,
     "run": _run,
+    "url-query": _url_query,
+    "basic-token": _basic_token,
+    "connection-field": _connection_field,
+    "secret-file": _secret_file,
+    "echoed-password": _echoed_password,
+    "here-string": _here_string,
+    "cookie-value": _cookie_value,
+    "cookie-jar": _cookie_jar,
+    "code-span": _code_span,
+    "foreign-password": _foreign_password,
+    "mnemonic": _mnemonic,
+    "grouped-secret": _grouped_secret,
+    "byte-array-key": _byte_array_key,
+    "login-pair": _login_pair,
+    "lone-value": _lone_value,
+    "call-argument": _call_argument,
+    "jwt": _jwt,
+    "google-key": _google_key,
+    "basic-user-password": _basic_user_password,
+    "line-passphrase": _line_passphrase,
+    "block-scalar": _block_scalar,
+    "chat-password": _chat_password,
+    "foreign-key": _foreign_key,
+    "anon-jwt": lambda c: not _jwt(c),
+    "web-config": lambda c: not _google_key(c),
 }
 
 
@@ -1483,6 +2296,6 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
     """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
     check, if it has one, accepts it (a check may answer with the label the finding gets). A
     `keep` rule's span (public material) is judged by its check alone."""
-    if not keep and masked(c.value):
+    if not keep and (masked(c.value) or publishable(c.value)):
         return False
     return check is None or CHECKS[check](c)
