@@ -80,7 +80,7 @@ _JOINTS = re2.compile(rf"{_KEY_CHAR}([ \t]*\r?\n[ \t]*|\x00){_KEY_CHAR}".encode(
 _GLUE_BEFORE = 256  # characters of context the glued view keeps before a joint (an assignment's name)
 _GLUE_AFTER = 1024  # and after it
 _GLUE_TOKEN = 4096  # how far back a window reaches for the start of the token a joint cuts
-_TOKEN_BEFORE = re.compile(r"[^\s\x00]+\Z")
+_TOKEN_ENDS = (" ", "\t", "\n", "\r", "\x00")
 _RUN_CHAR = r"[A-Za-z0-9+/=_.~-]"  # a run around a joint may hold dots (JWTs, `hvs.`, Discord tokens)
 # What a window takes after a joint: the token there (a secret continues to the first space at
 # most), or a whole PEM END line, which a delimited rule needs to see its block close.
@@ -618,8 +618,7 @@ def _token_start(joined: str, at: int) -> int:
     """Where the token that ends at `at` starts (no space, line break or joint in it), at most
     _GLUE_TOKEN characters back."""
     floor = max(0, at - _GLUE_TOKEN)
-    m = _TOKEN_BEFORE.search(joined, floor, at)
-    return m.start() if m else at
+    return max(floor, *(joined.rfind(ch, floor, at) + 1 for ch in _TOKEN_ENDS))
 
 
 def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:

@@ -14,6 +14,7 @@ Every check reads a bounded window around its candidate, so a scan stays linear 
 from __future__ import annotations
 
 import base64
+import collections
 import functools
 import hashlib
 import itertools
@@ -28,6 +29,7 @@ __all__ = [
     "Candidate",
     "all_wordlike",
     "assigned_name",
+    "clear_caches",
     "is_hex",
     "keyish",
     "looks_random",
@@ -37,6 +39,23 @@ __all__ = [
     "passes",
     "plain_word",
 ]
+
+# The checks of a value alone (is it random, a placeholder, a word…) are pure functions of it: cached,
+# so a value met again (a name on every line, the same candidate in a later round) costs a lookup.
+_CACHED: list[functools._lru_cache_wrapper] = []
+
+
+def _value_cache(fn: Callable[..., bool]) -> Callable[..., bool]:
+    cached = functools.lru_cache(maxsize=1 << 16)(fn)
+    _CACHED.append(cached)
+    return cached
+
+
+def clear_caches() -> None:
+    """Forget every cached verdict (the bench times a first reading of a text, not a repeat)."""
+    for cached in _CACHED:
+        cached.cache_clear()
+
 
 BEFORE_CHARS = 256  # what a check reads before its value (an assignment's name, a URL...)
 AFTER_CHARS = 64  # and after it (an ellipsis that says the value was cut short, a type's `)`)
@@ -81,11 +100,20 @@ class Candidate:
 def _entropy(text: str) -> float:
     """Shannon entropy in bits per character of the sample itself."""
     n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in map(text.count, set(text)))
+    counts = collections.Counter(text).values()
+    return math.log2(n) - sum(map(_c_log_c, counts)) / n
+
+
+@functools.lru_cache(maxsize=4096)
+def _c_log_c(c: int) -> float:
+    return c * math.log2(c)
+
+
+_DIGITS = re.compile(r"[0-9]")
 
 
 def _classes(text: str) -> int:
-    return (text.lower() != text) + (text.upper() != text) + any(c.isdigit() for c in text)
+    return (text.lower() != text) + (text.upper() != text) + (_DIGITS.search(text) is not None)
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -106,6 +134,7 @@ def _wordlike(segment: str) -> bool:
     return bool(atoms) and len(segment) / len(atoms) >= 3.0
 
 
+@_value_cache
 def _all_wordlike(text: str) -> bool:
     return all(_wordlike(s) for s in _SEGMENT_SEPARATORS.split(text) if s)
 
@@ -115,6 +144,7 @@ def all_wordlike(text: str) -> bool:
     return _all_wordlike(text)
 
 
+@_value_cache
 def looks_random(token: str) -> bool:
     """Whether a long base64/base64url-alphabet run is key material rather than a name or a path.
 
@@ -131,6 +161,7 @@ def looks_random(token: str) -> bool:
     return not (_all_wordlike(core) and entropy < 4.7)
 
 
+@_value_cache
 def keyish(fragment: str, minimum: int = 8) -> bool:
     """A shorter piece of key material: a fragment of a split key, a bearer token, a prose value.
 
@@ -165,12 +196,15 @@ LONG_RANDOM_VOWEL_SHARE = 0.26
 
 
 def _letters(text: str) -> int:
-    return sum(c.isalpha() for c in text)
+    return sum(map(str.isalpha, text))
+
+
+_VOWELS = re.compile(r"[aeiouAEIOU]")
 
 
 def _vowel_share(text: str) -> float:
-    letters = [c for c in text if c.isalpha()]
-    return sum(c in "aeiouAEIOU" for c in letters) / len(letters) if letters else 0.0
+    letters = _letters(text)
+    return len(_VOWELS.findall(text)) / letters if letters else 0.0
 
 
 _HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
@@ -189,6 +223,7 @@ def _hex_groups(text: str) -> bool:
     return _HEX_GROUPS.fullmatch(text) is not None
 
 
+@_value_cache
 def _random_secret(value: str, minimum: int = 16) -> bool:
     """A value that is random by itself: hex with letters and digits, a UUID, or key characters."""
     core = value.strip("=")
@@ -271,6 +306,7 @@ def _counted(value: str) -> bool:
     return left <= 10
 
 
+@_value_cache
 def masked(value: str) -> bool:
     """A placeholder shaped like a secret: masked, repeated or counted, not random
     (`ghp_XXXX…`, `npm_****`, `sk_live_0000…`, `sk-…abcd`, `1234567890abcdef`)."""
@@ -309,6 +345,7 @@ def _token_before(before: str) -> str:
     return before[max(before.rfind(ch) for ch in _TOKEN_DELIMITERS) + 1 :]
 
 
+@_value_cache
 def _public_der(value: str) -> bool:
     """Base64 of DER that is public: a certificate or a public key (SubjectPublicKeyInfo), both a
     SEQUENCE that opens with a SEQUENCE; a private key opens with its version, an INTEGER."""
@@ -330,6 +367,7 @@ _BECH32_GENERATORS = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3
 _SECRET_HRP = re.compile(r"(?i)sec|priv|secret|key")
 
 
+@_value_cache
 def bech32_valid(text: str) -> bool:
     """A bech32 or bech32m string with a valid checksum (BIP 173/350): an address or a recipient."""
     lower = text.lower()
@@ -359,6 +397,7 @@ _PUBLIC_B58_VERSIONS = frozenset({0x00, 0x05, 0x6F, 0xC4, 0x30, 0x32, 0x1E, 0x16
 _PUBLIC_B58_EXTENDED = (b"\x04\x88\xb2\x1e", b"\x04\x35\x87\xcf", b"\x04\xb2\x47\x46", b"\x04\x9d\x7c\xb2")
 
 
+@_value_cache
 def base58check_public(text: str) -> bool:
     """A base58check string with a valid checksum whose version says public (an address, an xpub)."""
     if len(text) > 120 or any(c not in _B58_VALUES for c in text):
@@ -402,7 +441,7 @@ _LIST_OPEN = re.compile(
 def _listed_under_secret_name(c: Candidate) -> bool:
     """A random literal in a list whose name says secret (`accounts: ['0x<64 hex>']` in a wallet
     configuration, `api_keys = ["…", "…"]`): hex as long as a key, or key characters."""
-    m = _LIST_OPEN.search(c.line_before()[:-1])
+    m = _LIST_OPEN.search(c.line_before()[:-1][-160:])
     if m is None:
         return False
     strength = name_strength(m.group(1))
@@ -487,7 +526,7 @@ _IN_PASSWORD_HASH = re.compile(
 )
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
-_WRAPPED_RUN = re.compile(r"([A-Za-z0-9+/=_-]{40,})[ \t]*(?:\r?\n|\x00)[ \t]*\Z")
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 
 
 _SECRET_KIND = re.compile(r"(?m)^kind:[ \t]*Secret[ \t]*$")
@@ -541,11 +580,14 @@ def _continues_public(before: str) -> bool:
     run is a whole digest, never continued."""
     if _under_ciphertext(before) or _labelled_public(before):
         return True
-    m = _WRAPPED_RUN.search(before)
-    if m is None or is_hex(m.group(1)):
+    line_start = len(before.rstrip(" \t"))
+    if before[line_start - 1 : line_start] not in ("\n", "\x00"):
         return False
-    head = before[: m.start(1)]
-    run = m.group(1)
+    previous = before[: line_start - 1].rstrip(" \t\r")
+    run = _trailing(previous, _RUN_CHARS, BEFORE_CHARS)
+    if len(run) < 40 or is_hex(run):
+        return False
+    head = previous[: len(previous) - len(run)]
     return bool(
         _HASH_NOTATION.match(run)
         or _HASH_BEFORE.search(head[-16:])
@@ -586,6 +628,7 @@ def _named_not_secret(before: str) -> bool:
 _RUN_SEGMENTS = re.compile(r"[^/._+=:-]+")
 
 
+@_value_cache
 def mostly_words(value: str) -> bool:
     """A name or a path with an id or a hash in it (`ingress-nginx-controller-7d9f8-x2x7k`,
     `/assets/application-<sha256>.css`): two words or more, and more of it spelled in words than
@@ -605,6 +648,7 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]+")
 _PRINTABLE = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
 
 
+@_value_cache
 def _encodes_text(value: str) -> bool:
     """Base64 of text (a JSON cursor, feature flags, a protobuf of strings): nine in ten decoded
     bytes printable, where random key bytes give about four in ten; and no word in it that says
@@ -847,6 +891,7 @@ _ENV_NAME = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]*")
 _ENV_NAME_WORDS = ("key", "token", "secret", "password", "pass", "pwd", "credential")
 
 
+@_value_cache
 def _placeholder_form(value: str) -> bool:
     """A word, a template, a variable or a filler standing where a secret would be: `changeme`,
     `${DB_PASSWORD}`, `<your-api-key>`, `{{ .Values.token }}`, `****`, `MY_API_KEY`."""
@@ -899,6 +944,7 @@ def _path(value: str) -> bool:
     return all(_wordlike(s) for s in re.split(r"[/\\.~:_-]+", value) if s)
 
 
+@_value_cache
 def real_value(value: str, *, code: bool = True) -> bool:
     """Not a placeholder, a variable or code reference, a path, a hash, a number or one short word.
     Where no code is (`code` False: a URL's query, a connection string), a dotted value is a value."""
@@ -920,6 +966,7 @@ def _code_start(value: str) -> bool:
     return value[0] in "{([" or _RUBY_SYMBOL.fullmatch(value) is not None
 
 
+@_value_cache
 def _dense_random(value: str) -> bool:
     """Twelve characters or more, no space, symbols among letters and digits, and random: a
     generated password or key (`(4*8n!o(co8…`, `5_fWj8:$7PrNIuIv-upWFosQ#`), not code."""
@@ -929,7 +976,7 @@ def _dense_random(value: str) -> bool:
         or value.startswith(("${", "{{", "<%", "$(", "#{"))
     ):
         return False
-    symbols = sum(not ch.isalnum() for ch in value)
+    symbols = len(value) - sum(map(str.isalnum, value))
     return symbols > 0 and _entropy(value) >= 3.4 and keyish(value, 12)
 
 
@@ -952,6 +999,7 @@ _STOPWORDS = frozenset(
 _PASSPHRASE = re.compile(r"[A-Za-z]{2,12}(?:[ \t_.-][A-Za-z]{2,12}){2,23}(?:[ \t_.-]?[0-9]{1,4})?[!?.]?")
 
 
+@_value_cache
 def passphrase(value: str) -> bool:
     """Three words or more chosen as a passphrase (`summit mango zephyr cactus`,
     `cobalt-violet-orbit-mosaic-pepper`, a BIP-39 mnemonic): no sentence's words (`Enter your
@@ -973,14 +1021,15 @@ def passphrase(value: str) -> bool:
 _VERSION = re.compile(r"v?[0-9]+(?:[._-][0-9A-Za-z]+)+|[A-Za-z]+-[0-9]+|[A-Z][A-Z0-9]*-[0-9]+")
 
 
+@_value_cache
 def human_password(value: str) -> bool:
     """A password a person chose (`Winter2024!34`, `Fjord@2012`, `Lil@c929!`, `HollowPixel7+ag`):
     eight characters or more, no space, letters with a digit, and a symbol or both cases; not a
     version, an address, a path or a ticket (`v1.2.3`, `bob@example.com`, `OPS-1234`)."""
     if not 8 <= len(value) <= 64 or any(ch.isspace() for ch in value):
         return False
-    letters = sum(ch.isalpha() for ch in value)
-    digits = sum(ch.isdigit() for ch in value)
+    letters = sum(map(str.isalpha, value))
+    digits = sum(map(str.isdigit, value))
     if letters < 3 or not digits:
         return False
     symbol = any(ch in _HUMAN_SYMBOLS for ch in value)
@@ -1001,6 +1050,7 @@ _IDENTIFIER_SHAPE = re.compile(
 )
 
 
+@_value_cache
 def _identifier(value: str) -> bool:
     """An identifier or a constant spelled in words: `selective_auth`, `ParseResults`,
     `NSPersistentHistoryToken`, `CURLOPT_READDATA`, `CRAM-MD5`; not a word alone (`hunter`)."""
@@ -1224,6 +1274,7 @@ _PASSWORD_HASH = re.compile(
 )
 
 
+@_value_cache
 def placeholder(value: str) -> bool:
     """A placeholder where a secret would be: a template, a variable, a mask, a word such as
     `changeme`, a format string (`Basic %s`, `--password={}`); or a password's hash in its usual
@@ -1237,6 +1288,7 @@ def placeholder(value: str) -> bool:
     return variable is not None and _all_wordlike(variable.group(1))
 
 
+@_value_cache
 def _random_weak_value(value: str) -> bool:
     """A weak name's value (`key`, `salt`, `signature`): random, in one piece (no spaces, no
     `name=value` inside it); hex only as long as a key is (32 digits or more: shorter, it is an
@@ -1272,12 +1324,13 @@ _FLAG_NAME = re.compile(
 )
 
 
+@_value_cache
 def _generated(value: str) -> bool:
     """Characters a generator chose: random by itself, or letters and digits mixed through it
     (`zsul492lfvukgy77qab`), not a word with a number at its end (`python3`, `build2024`)."""
     if _random_secret(value, 12):
         return True
-    digits = sum(ch.isdigit() for ch in value)
+    digits = sum(map(str.isdigit, value))
     return (
         len(value) >= 10
         and digits >= 2
@@ -1544,7 +1597,7 @@ def _positional_argument(c: Candidate) -> bool:
     if not _random_argument(value):
         return False
     line = c.line_before()[:-1]  # without the opening quote
-    if _OBJECT_KEY.search(line) or _PUBLIC_COMMENT.search(c.text, c.end, c.end + AFTER_CHARS):
+    if _OBJECT_KEY.search(line[-80:]) or _PUBLIC_COMMENT.search(c.text, c.end, c.end + AFTER_CHARS):
         return False  # a named property (`applicationId: '…'`), or code that says the key is public
     for _ in range(2):  # the call itself, or the one around it (`Some("…")`)
         call = _call_before(line)
@@ -1631,6 +1684,7 @@ def _pasted(c: Candidate) -> bool:
     return False
 
 
+@_value_cache
 def _random_argument(value: str) -> bool:
     """A literal argument that is a credential's value: a UUID, hex of 16 digits or more with
     letters and digits, or 16 key characters or more that no word or identifier spells."""
@@ -1664,7 +1718,7 @@ def _call_argument(c: Candidate) -> bool:
     if not (_password_value(value) or _APP_PASSWORD.fullmatch(value)):
         return False
     line = c.line_before()[:-1]
-    if _OBJECT_KEY.search(line):
+    if _OBJECT_KEY.search(line[-80:]):
         return False
     call = _call_before(line)
     if call is None:
@@ -1676,7 +1730,7 @@ def _call_argument(c: Candidate) -> bool:
     if args[0][:1] in ("'", '"') and _format_secret_index(args[0]) == len(args) - 1:
         return True
     if not callee:  # a tuple: its name is the keyword before it (`auth=(…)`)
-        m = _KEYWORD_TUPLE.search(line[: line.rfind("(")])
+        m = _KEYWORD_TUPLE.search(line[: line.rfind("(")][-80:])
         return m is not None and name_strength(m.group(1)) == "strong"
     words = {w for p in re.split(r"\.|::|\\|->", callee) if p for w in _words(p)}
     if words & _LOGIN_WORDS:
@@ -1716,11 +1770,13 @@ def _format_secret_index(fmt: str) -> int:
     return -1
 
 
+@_value_cache
 def _password_value(value: str) -> bool:
     """A value that can be a password by itself: one a person chose, a passphrase, or random."""
     return human_password(value) or passphrase(value) or keyish(value, 8) or _dense_random(value)
 
 
+@_value_cache
 def _random_strict(value: str) -> bool:
     """Random with no name to vouch for it: a UUID, hex of 32 digits or more with letters and
     digits, or 20 key characters or more that no word or identifier spells."""
@@ -1917,7 +1973,7 @@ def _connection_field(c: Candidate) -> bool:
         return False
     line = c.line_before()
     head = line[: max(line.lower().rfind("pw"), line.lower().rfind("pass"), 0)]
-    if _PAIR_BEFORE.search(head) is None and _PAIR_AFTER.match(c.after) is None:
+    if _PAIR_BEFORE.search(head[-120:]) is None and _PAIR_AFTER.match(c.after) is None:
         return False
     return "(" not in value and not (_reference(value) and not _dense_random(value))
 
@@ -2080,7 +2136,7 @@ _LOGIN_LABEL = re.compile(
 def _login_pair(c: Candidate) -> bool:
     """`Login: admin / <pw>`, `creds: deploy:<pw>`: a user and a password after a word that says
     login; the password one a person chose or random."""
-    before = c.line_before()
+    before = c.line_before()[-120:]
     m = re.search(r"([^\s/:]+)[ \t]*[/:][ \t]*\Z", before)
     if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
         return False
@@ -2133,6 +2189,7 @@ _PUBLISHABLE = re.compile(
 )
 
 
+@_value_cache
 def publishable(value: str) -> bool:
     """A key that is public by design (shipped to browsers): never a secret, whatever its name."""
     return _PUBLISHABLE.fullmatch(value) is not None

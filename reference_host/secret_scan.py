@@ -63,8 +63,8 @@ RULES_FILE = Path(__file__).with_name("secret_rules.yaml")
 # slower NFA (it stays linear either way) and log "DFA out of memory".
 RE2_MAX_MEM = 64 << 20
 SECRET_GROUPS = ("s", "q", "q2", "q3")  # a rule's value: unquoted (`s`), inside quotes (`q`, `q2`, `q3`)
-BLOCK_BYTES = 4096  # a block is whole lines, up to about this long
-BLOCK_GAP = 512  # hot lines this close share a block
+BLOCK_BYTES = 65536  # a block is whole lines, up to about this long
+BLOCK_GAP = 4096  # hot lines this close share a block
 
 
 @dataclass(frozen=True)
@@ -594,7 +594,8 @@ class Scanner:
                 ]
         ranges = None
         if within is not None:
-            ranges = [(_byte(text, a, ascii_text), _byte(text, b, ascii_text)) for a, b in within]
+            byte_of = _bytes(text, [x for span in within for x in span], ascii_text)
+            ranges = [(byte_of[a], byte_of[b]) for a, b in within]
         for a, b in self._blocks(data, early, ranges):
             self._scan_block(text, data, offsets, a, b, early, kept, found)
         return sorted(found, key=lambda f: f.start)
@@ -761,10 +762,18 @@ class Scanner:
         return label
 
 
-def _byte(text: str, offset: int, ascii_text: bool) -> int:
-    """A character offset of `text` as a byte offset of its UTF-8 encoding."""
-    offset = max(0, min(offset, len(text)))
-    return offset if ascii_text else len(text[:offset].encode("utf-8", "replace"))
+def _bytes(text: str, offsets: Sequence[int], ascii_text: bool) -> dict[int, int]:
+    """Character offsets of `text` as byte offsets of its UTF-8 encoding, in one walk over the text
+    (one encoding of a prefix per offset would cost the text's length each)."""
+    out: dict[int, int] = {}
+    at = size = 0
+    for offset in sorted(set(offsets)):
+        clamped = max(0, min(offset, len(text)))
+        if not ascii_text:
+            size += len(text[at:clamped].encode("utf-8", "replace"))
+            at = clamped
+        out[offset] = clamped if ascii_text else size
+    return out
 
 
 def _spans(raw: object, data: bytes, pos: int, end: int) -> list[Sequence[tuple[int, int]]]:
