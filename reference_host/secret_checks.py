@@ -14,7 +14,6 @@ Every check reads a bounded window around its candidate, so a scan stays linear 
 from __future__ import annotations
 
 import base64
-import collections
 import functools
 import hashlib
 import itertools
@@ -100,8 +99,7 @@ class Candidate:
 def _entropy(text: str) -> float:
     """Shannon entropy in bits per character of the sample itself."""
     n = len(text)
-    counts = collections.Counter(text).values()
-    return math.log2(n) - sum(map(_c_log_c, counts)) / n
+    return math.log2(n) - sum(map(_c_log_c, map(text.count, set(text)))) / n
 
 
 @functools.lru_cache(maxsize=4096)
@@ -110,6 +108,7 @@ def _c_log_c(c: int) -> float:
 
 
 _DIGITS = re.compile(r"[0-9]")
+_WHITESPACE = re.compile(r"\s")
 
 
 def _classes(text: str) -> int:
@@ -276,9 +275,11 @@ _ELLIPSIS_AFTER = re.compile(r"\.\.|…|\*{2}")
 _MASK_QUICK = re.compile(r"[*•●·#…]|__|\.\.|[xX]{4}|0{6}|[0-9]{7}|[a-z]{7}|[A-Z]{7}")
 
 
+_MASK_WORD_ANYWHERE = re.compile("(?i)" + "|".join(_MASK_WORDS))
+
+
 def _has_mask_word(value: str) -> bool:
-    lowered = value.lower()
-    return any(word in lowered for word in _MASK_WORDS)
+    return _MASK_WORD_ANYWHERE.search(value) is not None
 
 
 def _counts(run: str) -> bool:
@@ -318,8 +319,7 @@ def masked(value: str) -> bool:
         return True
     if any(_counts(run) for run in _COUNTING_RUN.findall(value)) and _counted(value):
         return True
-    lowered = value.lower()
-    if any(word in lowered for word in _MASK_WORDS) and _MASK_WORD.search(value) is not None:
+    if _has_mask_word(value) and _MASK_WORD.search(value) is not None:
         return True
     return len(value) >= 12 and len(set(value)) <= 4
 
@@ -420,8 +420,8 @@ def _run(c: Candidate) -> bool | str:
     """A run of key characters: key material (32 characters or more); else, quoted, a client's
     argument (`positional-secret`); else a token pasted after a word that says secret
     (`pasted-secret`); never a public address."""
-    if _public_address(c) or c.after.startswith(".onion"):
-        return False
+    if _public_address(c) or c.after.startswith(".onion") or _IN_CIPHERTEXT.search(c.before[-200:]):
+        return False  # an address, or ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     if _in_secret_manifest(c) and not placeholder(c.value):
         return "credential-assignment"  # a value of a Kubernetes Secret's `data:`, whatever its name
     if len(c.value) >= 32 and _key_material(c):
@@ -514,6 +514,10 @@ def _key_material(c: Candidate) -> bool:
         return False
     if not looks_random(value) or mostly_words(value) or _public_der(value) or _encodes_text(value):
         return False
+    if value.startswith(("/", "~/", "./")) and value.count("/") >= 2:
+        return False  # a path (`/nix/store/<hash>-glibc`), not a key
+    if _IN_CIPHERTEXT.search(before[-200:]):
+        return False  # inside ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     return not (_named_not_secret(before) or _continues_public(before) or _JWK_MODULUS_END.match(c.after))
 
 
@@ -526,6 +530,7 @@ _IN_PASSWORD_HASH = re.compile(
 )
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
+_IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 
 
@@ -540,6 +545,8 @@ def _in_secret_manifest(c: Candidate) -> bool:
     if len(c.value) < 8 or c.before.rstrip(" \t\"'")[-1:] != ":":
         return False
     window = c.text[max(0, c.start - MANIFEST_LOOKBACK) : c.start]
+    if "Secret" not in window:
+        return False
     window = window[window.rfind("\x00") + 1 :]
     window = window[window.rfind("\n---") + 1 :]  # its own YAML document
     if _SECRET_KIND.search(window) is None:
@@ -882,6 +889,9 @@ _PLACEHOLDER_OPENERS = (
     "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
     "my-password", "my_secret", "my-secret", "my_token", "my-token", "<%", "#{", "{{", "${", "$(", "{%",
     "[[", "@microsoft.", "!ref ", "$__file", "arn:aws:secretsmanager:", "op://", "sm://", "vault:", "ref+",
+    # ciphertext meant to be committed: Jasypt's ENC(…), SOPS's ENC[…], Spring Cloud Config's {cipher}…,
+    # ejson's EJ[1:…], Doppler and Infisical references
+    "enc(", "enc[", "{cipher}", "ej[1:", "doppler://", "infisical://",
 )  # fmt: skip
 _SYMBOLIC_PLACEHOLDER = re.compile(
     r"(?i)\$\{[^}]*\}?|\$env:[a-z_][a-z0-9_]*|![a-z_]+|%[a-z_(][^%]*%|<[^>]*>|\[[^\]]*\]"
@@ -972,7 +982,7 @@ def _dense_random(value: str) -> bool:
     generated password or key (`(4*8n!o(co8…`, `5_fWj8:$7PrNIuIv-upWFosQ#`), not code."""
     if (
         len(value) < 12
-        or any(ch.isspace() for ch in value)
+        or _WHITESPACE.search(value) is not None
         or value.startswith(("${", "{{", "<%", "$(", "#{"))
     ):
         return False
@@ -1026,7 +1036,7 @@ def human_password(value: str) -> bool:
     """A password a person chose (`Winter2024!34`, `Fjord@2012`, `Lil@c929!`, `HollowPixel7+ag`):
     eight characters or more, no space, letters with a digit, and a symbol or both cases; not a
     version, an address, a path or a ticket (`v1.2.3`, `bob@example.com`, `OPS-1234`)."""
-    if not 8 <= len(value) <= 64 or any(ch.isspace() for ch in value):
+    if not 8 <= len(value) <= 64 or _WHITESPACE.search(value) is not None:
         return False
     letters = sum(map(str.isalpha, value))
     digits = sum(map(str.isdigit, value))
@@ -1253,6 +1263,8 @@ _CIPHERTEXT_PARENT = re.compile(
 def _under_ciphertext(before: str) -> bool:
     """A field of a block that holds ciphertext meant to be committed (a SealedSecret's
     `encryptedData:`): the value is encrypted, not the secret."""
+    if "ncrypted" not in before and "ealed" not in before and "iphertext" not in before:
+        return False  # (one scan for the words first: most windows hold none)
     m = _last(_CIPHERTEXT_PARENT.finditer(before))
     if m is None:
         return False

@@ -627,10 +627,17 @@ class Scanner:
         merged up to about BLOCK_BYTES, none cutting a span of `early`, which are all inside one."""
         n = len(data)
         spans: list[tuple[int, int]] = []
-        for lo, hi in [(0, n)] if ranges is None else ranges:
+        lines: list[tuple[int, int]] = []  # the ranges as whole lines, merged where they touch
+        for lo, hi in sorted([(0, n)] if ranges is None else ranges):
             lo = max(data.rfind(b"\n", 0, lo), 0)
             hi = data.find(b"\n", hi)
-            spans += self._hot_lines(data, lo, n if hi < 0 else hi)
+            hi = n if hi < 0 else hi
+            if lines and lo <= lines[-1][1]:
+                lines[-1] = (lines[-1][0], max(lines[-1][1], hi))
+            else:
+                lines.append((lo, hi))
+        for lo, hi in lines:
+            spans += self._hot_lines(data, lo, hi)
         for values in early.values():  # a span over lines is scanned where it starts, whole
             for s, e, _ in values:
                 line = data.rfind(b"\n", 0, s)
