@@ -514,7 +514,7 @@ def _key_material(c: Candidate) -> bool:
         return False
     if not looks_random(value) or mostly_words(value) or _public_der(value) or _encodes_text(value):
         return False
-    if value.startswith(("/", "~/", "./")) and value.count("/") >= 2:
+    if _WORD_PATH.match(value):
         return False  # a path (`/nix/store/<hash>-glibc`), not a key
     if _IN_CIPHERTEXT.search(before[-200:]):
         return False  # inside ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
@@ -531,6 +531,7 @@ _IN_PASSWORD_HASH = re.compile(
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
+_WORD_PATH = re.compile(r"(?:~|\.)?/[a-z][a-z0-9_.-]*/[a-z0-9]")  # `/nix/store/…`, `~/.cache/…`
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 
 
@@ -1089,7 +1090,7 @@ _CMDLET = re.compile(r"[A-Z][a-z]+[A-Z]?[a-z]*-[A-Z][A-Za-z]+")
 _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
-_ASSIGN_TAIL = " \t\"'`=:>|,]"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
+_ASSIGN_TAIL = " \t\"'`=:>|,]-"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
@@ -2141,7 +2142,8 @@ def _byte_array_key(c: Candidate) -> bool:
 
 
 _LOGIN_LABEL = re.compile(
-    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur)[ \t]*[:=]?[ \t]*\Z"
+    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur)"
+    r"(?:[ \t]+(?:with|as|using))?[ \t]*[:=]?[ \t]*\Z"
 )
 
 
@@ -2297,6 +2299,23 @@ def _chat_password(c: Candidate) -> bool:
     )
 
 
+_PARAMETER_HEAD = re.compile(
+    r"(?m)^([ \t]*)([A-Za-z0-9_.-]+):[ \t]*\r?\n(?:\1[ \t]+[A-Za-z]+:[^\n]*\r?\n){0,6}\Z"
+)
+
+
+def _parameter_default(c: Candidate) -> bool:
+    """`DBPassword:` / `  Type: String` / `  Default: …`: a parameter's default under a secret's name
+    (a strong one: its value real, not a placeholder)."""
+    window = c.before[-400:]
+    lines = window[: window.rfind("\n") + 1].split("\n")
+    for k in range(len(lines) - 2, max(-1, len(lines) - 9), -1):  # the nearest header above
+        m = _PARAMETER_HEAD.match("\n".join(lines[k:]))
+        if m is not None:
+            return name_strength(m.group(2)) == "strong" and (real_value(c.value) or human_password(c.value))
+    return False
+
+
 def _basic_user_password(c: Candidate) -> bool:
     """`-u user:password`, `-a user:'password'`, `--auth=:token`: anything but a placeholder; after a
     comma (lftp's `-u user,password`), a password a person chose or random."""
@@ -2355,6 +2374,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "line-passphrase": _line_passphrase,
     "block-scalar": _block_scalar,
     "chat-password": _chat_password,
+    "parameter-default": _parameter_default,
     "foreign-key": _foreign_key,
     "anon-jwt": lambda c: not _jwt(c),
     "web-config": lambda c: not _google_key(c),

@@ -11,6 +11,12 @@ from reference_host.redaction import Redactor, redact_joined
 
 SECRETS = [
     (
+        "Parameters:\n  DBPassword:\n    Type: String\n    NoEcho: true\n    Default: Tr0ub4dor&3x\n  DBUser:\n    Type: String",
+        "Tr0ub4dor&3x",
+    ),
+    ('val creds = Map("user" -> "svc", "password" -> "Zq8!Lm2xPw")', "Zq8!Lm2xPw"),
+    ("Step 3: login with admin / Kq8#zLm2Wx then open settings", "Kq8#zLm2Wx"),
+    (
         '{"cell_type": "code", "source": ["import openai\\n", "openai.api_key = \\"q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0Qc\\"\\n"]}',
         "q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0Qc",
     ),
@@ -88,6 +94,10 @@ SECRETS = [
     ("ssh deploy@10.0.0.4 # pass: Kw8#zLq2Mx", "Kw8#zLq2Mx"),
 ]
 CLEAN = [
+    "Parameters:\n  Environment:\n    Type: String\n    Default: production",
+    "db.password=ENC(G6N718UuyPE5bHyWKyuLQSm02auQPUtm)",
+    "spring.datasource.password={cipher}AQA8hRp3OG0vZAxA9Kaj1ZTrqtOJvZ3Xq5l7T0uLkNyMdQ",
+    "ls /nix/store/5rrnw6b7qiqggaih7xrrf5b0c5b3y8iy-glibc-2.38/lib",
     "untrusted comment: minisign public key 1A2B3C4D\nRWQf6LRCGA9i53mlYecO4IzT51TGPpvWucNSCh1CBM0QTaLn73Y7GFO3",
     "onion service: zqktlwiuavvvqqt4ybvgvi7tyo4hjl5xgfuvpdf6otjiycgwqbym2qad.onion",
     "admin:$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW",
