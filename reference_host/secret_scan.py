@@ -64,7 +64,7 @@ RULES_FILE = Path(__file__).with_name("secret_rules.yaml")
 RE2_MAX_MEM = 64 << 20
 SECRET_GROUPS = ("s", "q", "q2", "q3")  # a rule's value: unquoted (`s`), inside quotes (`q`, `q2`, `q3`)
 BLOCK_BYTES = 65536  # a block is whole lines, up to about this long
-BLOCK_GAP = 4096  # hot lines this close share a block
+BLOCK_GAP = 1024  # hot lines this close share a block
 
 
 @dataclass(frozen=True)
