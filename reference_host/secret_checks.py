@@ -1652,6 +1652,7 @@ _CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
 _REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}: ?[`'\"]?")
 
 
+_CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was)\Z")
 _STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*")
 _STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*")
 _NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
@@ -1685,6 +1686,10 @@ def _pasted(c: Candidate) -> bool:
             previous = before[: len(before) - len(reply.group())].rstrip("\x00")
             entry = previous[previous.rfind("\x00") + 1 :] + "\n" + entry
     lines = entry.split("\n")[-3:]
+    said = " ".join(ln.strip() for ln in lines).rstrip()
+    verb = _CLAUSE_END.search(said)
+    if verb is not None:  # `the token for staging is <value>`: the clause's subject decides
+        return clause_names_secret(said[: verb.start()], weak=True)
     names = _NAMEISH.findall(" ".join(lines))[-12:]
     for i in range(len(names) - 1, -1, -1):
         name = names[i]
@@ -2187,12 +2192,8 @@ def _lone_value(c: Candidate) -> bool:
         return False
     if not (previous.endswith(("?", ":")) or re.search(r"(?i)\b(?:is|are|was|here)\Z", previous)):
         return False
-    words = [w for w in _SPAN_WORDS.findall(previous) if w.lower() not in _LEADING_WORDS]
-    for word in reversed(words[-8:]):
-        strength = name_strength(word)
-        if strength == "strong":
-            return True
-    return False
+    previous = re.sub(r"(?i)[ \t]*(?:\b(?:is|are|was|here)|[?:])\Z", "", previous)
+    return clause_names_secret(previous, weak=_random_strict(value))
 
 
 # Public by design, whatever name it stands under: publishable and client-side keys (Stripe `pk_`,
@@ -2240,20 +2241,30 @@ def _line_passphrase(c: Candidate) -> bool:
     return name_strength(assigned_name(c.before)) == "strong" or clause_names_secret(c.line_before())
 
 
-def clause_names_secret(line: str) -> bool:
-    """Whether the clause ending `line` (before `:`, `=` or `is`) is about a secret: walking back from
-    its end, the first strong secret's word that no fact about it follows (`1Password vault` is a
-    vault, `token id` an id) comes before any word that names something else."""
-    words = _SPAN_WORDS.findall(line.rstrip(" \t:=")[-160:])
+def clause_names_secret(line: str, *, weak: bool = False) -> bool:
+    """Whether the clause ending `line` (before `:`, `=` or `is`) is about a secret: its subject (the
+    words before its first preposition: `the root pw` of `the root pw for node-05`, not `the commit
+    id` of `the commit id for the password change`) holds a strong secret's word (a weak one too,
+    with `weak`) that no fact about it follows (`1Password vault` is a vault, `password policy` a
+    policy) and no word naming something else comes after."""
+    clause = re.split(r"[,.;!?()]", line.rstrip(" \t:=")[-160:])[-1]
+    words = _SPAN_WORDS.findall(clause)[-10:]
+    cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
     after = ""
-    for word in reversed(words[-10:]):
+    for word in reversed(words[:cut]):
         lowered = word.lower()
-        if name_strength(word) == "strong" and after not in NOT_SECRET_SUFFIXES:
+        strength = name_strength(word)
+        if strength is not None and (strength == "strong" or weak) and after not in NOT_SECRET_SUFFIXES:
             return True
-        if lowered in _OTHER_CONTEXT and lowered not in ("account",):
+        if lowered in _OTHER_CONTEXT and lowered != "account":
             return False
         after = lowered
     return False
+
+
+_PREPOSITIONS = frozenset(
+    {"for", "of", "on", "in", "at", "from", "to", "des", "du", "de", "für", "von", "zu", "para", "del"}
+)
 
 
 _BLOCK_NAME = re.compile(r"([A-Za-z0-9_.-]+)[\"']?[ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n[ \t]*\Z")
