@@ -66,7 +66,10 @@ MIN_KEY_MATERIAL = 32  # the shortest prefix-less run the high-entropy rule read
 # assignment, a flag, an argument, a cell, a pasted token), and prefix-less key material.
 VALUE_CHECKS = frozenset(
     {"assigned-value", "flag-value", "short-flag", "setter-value", "authorization", "positional-argument",
-     "pasted", "table-cell", "session-cookie"}
+     "pasted", "table-cell", "session-cookie", "spaced-value", "url-query", "connection-field", "secret-file",
+     "echoed-password", "here-string", "cookie-value", "cookie-jar", "code-span", "foreign-password",
+     "foreign-key", "grouped-secret", "login-pair", "lone-value", "call-argument", "chat-password",
+     "line-passphrase", "block-scalar", "parameter-default", "basic-user-password", "mnemonic"}
 )  # fmt: skip
 KEY_MATERIAL = ("key-material", "run")  # prefix-less runs of key characters
 LOOSE = frozenset({*KEY_MATERIAL} | VALUE_CHECKS)

@@ -429,8 +429,25 @@ def _run(c: Candidate) -> bool | str:
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
         if _positional_argument(c):
             return "positional-secret"
-        return "credential-assignment" if _listed_under_secret_name(c) else False
+        if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
+            return "credential-assignment"
+        return False
     return "pasted-secret" if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c) else False
+
+
+_TRAILING_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t\"'`]*\Z")
+
+
+def _named_on_line_before(c: Candidate) -> bool:
+    """A random literal on the line after one that ends naming a secret (a CI log's `Evaluating:
+    secrets.DEPLOY_KEY` then `Result: '…'`)."""
+    before = c.before
+    line_start = before.rfind("\n")
+    if line_start <= 0 or "\x00" in before[line_start:]:
+        return False
+    previous = before[before.rfind("\n", 0, line_start) + 1 : line_start]
+    m = _TRAILING_NAME.search(previous[-80:])
+    return m is not None and name_strength(m.group(1).rsplit(".", 1)[-1]) is not None
 
 
 _LIST_OPEN = re.compile(

@@ -11,6 +11,82 @@ from reference_host.redaction import Redactor, redact_joined
 
 SECRETS = [
     (
+        "2024-06-01T12:00:01.123Z [build] Step 4/9 : RUN npm config set //registry.npmjs.org/:_authToken=npm_Q8zLm2Xv9Wp4Kt7Nr3Ys6Hb1Jd5Fg0Cc8Ze",
+        "npm_Q8zLm2Xv9Wp4Kt7Nr3Ys6Hb1Jd5Fg0Cc8Ze",
+    ),
+    (
+        "##[debug]Evaluating: secrets.DEPLOY_KEY\n##[debug]Result: 'Zq81LmN0pWr5TyXv3Bs7Kd2Hf6Jg9'",
+        "Zq81LmN0pWr5TyXv3Bs7Kd2Hf6Jg9",
+    ),
+    (
+        "panic: dial tcp: auth failed\n\ngoroutine 1 [running]:\nmain.connect({0x1400012c000, 0x3}, {0x140001a2010, 0x10})\n\tconfig: &{Host:db.internal User:app Password:Wq8!zPm3Kx9 Port:5432}",
+        "Wq8!zPm3Kx9",
+    ),
+    (
+        "java.sql.SQLException: Access denied for user 'app'@'10.0.0.4' (using password: YES)\n  url=jdbc:mysql://db:3306/shop?user=app&password=Lm2!xQz8Wp",
+        "Lm2!xQz8Wp",
+    ),
+    (
+        '{"cells":[{"cell_type":"code","source":["HF_TOKEN = \\"hf_Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8\\""]}]}',
+        "hf_Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8",
+    ),
+    (
+        "Runbook: if the queue stalls, restart the consumer with\n  RABBITMQ_DEFAULT_PASS=Pz9!qL2mXw ./consumer --reset",
+        "Pz9!qL2mXw",
+    ),
+    (
+        "Ticket 5531 — Customer: 'I think I leaked our key, it was 7Hq2Xv9LmN4pRt8Ws1Yb3Kd6Fg0Jc5Ze in a public gist'",
+        "7Hq2Xv9LmN4pRt8Ws1Yb3Kd6Fg0Jc5Ze",
+    ),
+    ("El token de acceso es: Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5", "Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5"),
+    ("Il mio token: Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5", "Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5"),
+    ("サーバーのパスワードは Hx7#pQ2vLm9 です", "Hx7#pQ2vLm9"),
+    (
+        'resource "google_sql_user" "app" {\n  name     = "app"\n  instance = google_sql_database_instance.main.name\n  password = "Vq9!xLm2Pz7"\n}',
+        "Vq9!xLm2Pz7",
+    ),
+    (
+        'provider "aws" {\n  region     = "eu-west-1"\n  access_key = "AKIAQZ8LMN4PXR7VT2WS"\n  secret_key = "q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0QcTu8Ra2"\n}',
+        "q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0QcTu8Ra2",
+    ),
+    (
+        "[incident-2211] 14:02 <mara> rotated the stripe key, new one: sk_live_51Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze",
+        "sk_live_51Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze",
+    ),
+    ("Core dump env:\nHOME=/root\nSMTP_PASS=Gq8!mZx2Lp\nPATH=/usr/bin", "Gq8!mZx2Lp"),
+    ("ENV REDIS_URL=redis://:Zq8LmN4pXr7Vt2Ws@redis:6379/0", "Zq8LmN4pXr7Vt2Ws"),
+    (
+        "kubectl -n prod create secret docker-registry regcred --docker-server=ghcr.io --docker-username=bot --docker-password=Qz8LmN4pXr7Vt2Ws9Yb1",
+        "Qz8LmN4pXr7Vt2Ws9Yb1",
+    ),
+    ("helm upgrade api ./chart --set db.password=Wq8!zPm3Kx9 --set image.tag=1.4.2", "Wq8!zPm3Kx9"),
+    (
+        "az login --service-principal -u 3f9c2a7e-8b1d-4f6a-9c0e-2b5d7f8a1c3e -p 'Xq8~Lm2zPw9.Kt7-Nr3Ys6Hb1Jd5Fg0' --tenant 1a2b3c4d-0000-1111-2222-333344445555",
+        "Xq8~Lm2zPw9.Kt7-Nr3Ys6Hb1Jd5Fg0",
+    ),
+    (
+        "mongo \"mongodb+srv://cluster0.ab1cd.mongodb.net/test\" --username admin --password 'Lm2!xQz8Wp7'",
+        "Lm2!xQz8Wp7",
+    ),
+    (
+        "In [3]: openai.api_key\nOut[3]: 'sk-proj-Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Ra4Tu'",
+        "sk-proj-Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Ra4Tu",
+    ),
+    ("| service | user | secret |\n|---|---|---|\n| grafana | admin | Kq8#zLm2Wx |", "Kq8#zLm2Wx"),
+    ("WIFI:T:WPA;S:office;P:Tq9#xLm2Pz8;;", "Tq9#xLm2Pz8"),
+    ("net.core: wpa_passphrase=Tq9xLm2Pz8Wq7", "Tq9xLm2Pz8Wq7"),
+    ("Bonjour, voici le mot de passe du VPN : Rq8!zLm2Xw. Merci de le changer.", "Rq8!zLm2Xw"),
+    (
+        "Hallo Team, das neue Kennwort für den Jenkins ist Hx7#pQ2vLm9 – bitte nicht weitergeben.",
+        "Hx7#pQ2vLm9",
+    ),
+    (
+        'curl -X POST https://api.example.com/login -d \'{"username":"svc","password":"Qx8!mL2zPw"}\'',
+        "Qx8!mL2zPw",
+    ),
+    ("$cred = Get-Credential; $pw = ConvertTo-SecureString 'Lz8!qM2xWp' -AsPlainText -Force", "Lz8!qM2xWp"),
+    ("SNOWFLAKE_PRIVATE_KEY_PASSPHRASE=Tq9xLm2Pz8Wq7Zr", "Tq9xLm2Pz8Wq7Zr"),
+    (
         "Parameters:\n  DBPassword:\n    Type: String\n    NoEcho: true\n    Default: Tr0ub4dor&3x\n  DBUser:\n    Type: String",
         "Tr0ub4dor&3x",
     ),
@@ -94,6 +170,34 @@ SECRETS = [
     ("ssh deploy@10.0.0.4 # pass: Kw8#zLq2Mx", "Kw8#zLq2Mx"),
 ]
 CLEAN = [
+    "2024-06-01T12:00:01Z ##[debug]Result: '***'",
+    "goroutine 1 [running]:\nmain.main()\n\t/app/main.go:42 +0x1d4\nexit status 2",
+    '{"cells":[{"cell_type":"markdown","source":["## Set your API key\\n","Use `os.environ[\'OPENAI_API_KEY\']`"]}]}',
+    "Runbook: rotate the DB password with `vault write database/rotate-root/prod` and update the app.",
+    "Ticket 5532 — customer asks how to reset their password; sent them the KB link.",
+    "El token expira en 3600 segundos.",
+    "Das Kennwort muss mindestens 12 Zeichen lang sein.",
+    'resource "random_password" "db" {\n  length  = 24\n  special = true\n}',
+    "password = random_password.db.result",
+    '- name: Create user\n  mysql_user:\n    name: app\n    password: "{{ vault_app_password }}"',
+    "[incident-2211] 14:05 <mara> done, old key revoked (key id kid_8f2b1c)",
+    "Core dump env:\nHOME=/root\nLANG=C.UTF-8\nPATH=/usr/bin",
+    "image: ghcr.io/acme/api:1.4.2@sha256:9c7fcf455a750328ffffeeeb758f49633342f682aa54802c611500693023d06a",
+    "X-Request-Id: 7f3c2a1e-9b8d-4c6f-a5e4-3d2c1b0a9f8e",
+    "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
+    "Cookie: _ga=GA1.2.1234567890.1712345678; _gid=GA1.2.987654321.1712345678",
+    "| service | user | notes |\n|---|---|---|\n| grafana | admin | uses SSO |",
+    "The password field is masked as ******** in the UI.",
+    "git log --oneline\n3f9c2a7 fix token refresh\n8b1d4f6 add password reset flow",
+    "AWS_REGION=eu-west-1\nAWS_ACCOUNT_ID=123456789012\nAWS_ROLE_ARN=arn:aws:iam::123456789012:role/deploy",
+    "Bearer tokens expire after 15 minutes; refresh with POST /oauth/token.",
+    "sha256sum: 2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824  hello.txt",
+    "export VAULT_ADDR=https://vault.internal:8200\nexport VAULT_NAMESPACE=admin",
+    "password_reset_token_ttl: 900",
+    "const PASSWORD_MIN_LENGTH = 12;",
+    "Your verification code is 483921.",
+    'BEGIN { FS = "," } { print $1 }',
+    "ssh-keygen -lf ~/.ssh/id_ed25519.pub\n256 SHA256:G2QFONh1hATHYgq6uvhMbUWJWU1GxLK7FaiDkTmzw3c ana@laptop (ED25519)",
     "Parameters:\n  Environment:\n    Type: String\n    Default: production",
     "db.password=ENC(G6N718UuyPE5bHyWKyuLQSm02auQPUtm)",
     "spring.datasource.password={cipher}AQA8hRp3OG0vZAxA9Kaj1ZTrqtOJvZ3Xq5l7T0uLkNyMdQ",
