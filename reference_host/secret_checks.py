@@ -1293,7 +1293,8 @@ def _under_ciphertext(before: str) -> bool:
     return True
 
 
-_FORMAT = re.compile(r"%[sdr]\b|%\([a-z_]+\)[sdr]|\{[0-9]?\}")
+_FORMAT = re.compile(r"%[sdr]\b|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\{[0-9]?\}")
+_NAMED_FORMAT = re.compile(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]")  # `%(DB_PASSWORD)s` alone
 _FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
 
 
@@ -1312,7 +1313,9 @@ def placeholder(value: str) -> bool:
     checked and is no secret."""
     if not value or _placeholder_form(value) or masked(value) or _PASSWORD_HASH.fullmatch(value):
         return True
-    if _FORMAT.search(value) and (" " in value or _FORMAT_FIELD.search(value)):
+    if _FORMAT.search(value) and (
+        " " in value or _FORMAT_FIELD.search(value) or _NAMED_FORMAT.fullmatch(value)
+    ):
         return True
     variable = _SHELL_VARIABLE.fullmatch(value)
     return variable is not None and _all_wordlike(variable.group(1))
