@@ -2,6 +2,12 @@
 
 Three figures, all measured in the same run as their floors:
 
+0. **Dense and typical text** (`shapes_case`): 1 MiB in which every line is a credential, and 1 MiB
+   of the bench corpus's notes; `Redactor({}).redact(text)` and the scan alone, next to the
+   scanning floor measured in the same process (every rule's regex run by RE2 over the whole text,
+   matches only: no filter, no check) and sha256, all in CPU seconds of this process (the machine
+   is shared: its wall clock measures the neighbours too), the checks' caches emptied before each
+   repeat (every repeat a first reading of the text).
 1. **Throughput** (MB/s) on the bench corpus (`bench/corpus.py`, about 5% of notes carrying a
    secret), three ways a host calls the engine: the compaction join
    (`redact_joined(notes, Redactor({}), "\\n")`), one long text (`Redactor({}).redact(text)` over the
@@ -180,6 +186,129 @@ def throughput_case(spec: ThroughputSpec) -> dict[str, Any]:
                 "markers": str(result).count(MARKER),
             }
         out["engines"][name] = {"ways": ways}
+    return out
+
+
+# -- 1b. dense and typical text, next to the scanning floor ------------------------------------------
+
+SHAPE_BYTES, QUICK_SHAPE_BYTES = 1 << 20, 256 << 10
+_DENSE_LINES = (
+    "export DB_PASSWORD='{pw}'",
+    '{{"ts":"2026-05-01T10:00:{ss}Z","level":"info","msg":"auth ok","token":"ghp_{b36}"}}',
+    "AWS_SECRET_ACCESS_KEY={b40}",
+    "curl -s -H 'Authorization: Bearer {b40}' https://api.example.com/v1/items?page={n}",
+    "  api_key: {h32}",
+    "STRIPE_KEY=sk_live_{b24}",
+    "DATABASE_URL=postgres://app:{pw}@db.internal:5432/app",
+    "sshpass -p '{pw}' ssh deploy@10.0.{n}.4 'systemctl restart api'",
+    'client = Client("AC{h32}", "{h32b}")',
+    "Cookie: PHPSESSID={l26}; theme=dark",
+    "{ts} WARN slack hook https://hooks.slack.com/services/T{u8}/B{u8}/{b24} returned 404",
+    "PGPASSWORD={pw} psql -h db.internal -U app -c 'select 1'",
+)
+
+
+def dense_text(size: int, seed: int) -> str:
+    """Every line a credential, in the contexts a leak is found in (about `size` bytes)."""
+    import random
+    import string
+
+    rng = random.Random(seed)
+    alnum = string.ascii_letters + string.digits
+
+    def r(alphabet: str, n: int) -> str:
+        return "".join(rng.choices(alphabet, k=n))
+
+    lines, total = [], 0
+    while total < size:
+        line = rng.choice(_DENSE_LINES).format(
+            pw=r(alnum, 6) + rng.choice("#%+") + r(alnum, 7), b36=r(alnum, 36), b40=r(alnum + "+/", 40),
+            b24=r(alnum, 24), h32=r("0123456789abcdef", 32), h32b=r("0123456789abcdef", 32),
+            l26=r(string.ascii_lowercase + string.digits, 26),
+            u8=r(string.ascii_uppercase + string.digits, 8),
+            n=rng.randint(1, 250), ss=f"{rng.randint(0, 59):02d}", ts="2026-05-01T10:00:00Z",
+        )  # fmt: skip
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+def typical_text(size: int, seed: int) -> str:
+    """The bench corpus's notes (about 5% of them carrying a secret), about `size` bytes."""
+    notes, total, n = [], 0, 2_000
+    while total < size:
+        notes = generate(n, seed).contents
+        total = sum(len(x) + 1 for x in notes)
+        n *= 2
+    out, total = [], 0
+    for note in notes:
+        if total >= size:
+            break
+        out.append(note)
+        total += len(note) + 1
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class ShapesSpec:
+    size: int
+    seed: int
+    budget: float
+
+
+def re2_floor(text: str) -> int:
+    """The scanning floor: every rule's regex run by RE2 over the whole text, matches only (no
+    filter, no hot lines, no check); the number of matches."""
+    from reference_host.secret_scan import RULES, _compiled, _spans
+
+    compiled = _compiled(RULES)
+    data = text.encode("utf-8")
+    return sum(len(_spans(regex, data, 0, len(data))) for regex in compiled.regexes)
+
+
+def _cpu_median(call: Callable[[], object], repeats: int, before: Callable[[], None]) -> tuple[float, object]:
+    """The median CPU seconds of `call` (this process, one core: the machine is shared, so its
+    wall clock measures the neighbours too), `before` run untimed ahead of each repeat."""
+    times, result = [], None
+    for _ in range(repeats):
+        before()
+        started = time.process_time()
+        result = call()
+        times.append(time.process_time() - started)
+    return statistics.median(times), result
+
+
+def shapes_case(spec: ShapesSpec) -> dict[str, Any]:
+    """Dense and typical text: the engine's scan and redaction against the scanning floor (RE2
+    alone) and sha256, all measured in this process, one core, in CPU time. The checks' caches are
+    emptied before each repeat, so every repeat is a first reading of the text."""
+    from reference_host.redaction import Redactor
+    from reference_host.secret_checks import clear_caches
+    from reference_host.secret_scan import RULES, Scanner
+
+    out: dict[str, Any] = {}
+    for name, text in (
+        ("dense", dense_text(spec.size, spec.seed)),
+        ("typical", typical_text(spec.size, spec.seed)),
+    ):
+        data = text.encode("utf-8")
+        size = len(data)
+        scanner = Scanner(RULES)
+        calls = {
+            "sha256": lambda d=data: hashlib.sha256(d).hexdigest(),
+            "RE2 floor": lambda t=text: re2_floor(t),
+            "scan": lambda t=text, s=scanner: s.scan(t),
+            "redact": lambda t=text: Redactor({}).redact(t),
+        }
+        row: dict[str, Any] = {"bytes": size, "lines": text.count("\n") + 1, "clock": "cpu"}
+        for way, call in calls.items():
+            repeats = _repeats_for(call, spec.budget, 5)
+            seconds, result = _cpu_median(call, repeats, clear_caches)
+            row[way] = {"seconds": seconds, "megabytesPerSecond": size / seconds / 1e6, "repeats": repeats}
+            if way == "redact":
+                row[way]["markers"] = str(result).count(MARKER)
+        row["redactOverFloor"] = row["redact"]["seconds"] / row["RE2 floor"]["seconds"]
+        out[name] = row
     return out
 
 
@@ -427,6 +556,17 @@ def run(
         echo(f"  throughput over {notes:,} corpus notes")
         spec = ThroughputSpec(notes, seed, previous_path, budget=1.0 if quick else 3.0)
         figures["throughput"] = measure.in_fresh_process(throughput_case, spec)
+        echo("  dense and typical text against the scanning floor")
+        shapes = ShapesSpec(QUICK_SHAPE_BYTES if quick else SHAPE_BYTES, seed, budget=1.0 if quick else 3.0)
+        figures["shapes"] = measure.in_fresh_process(shapes_case, shapes)
+        for name, row in figures["shapes"].items():
+            echo(
+                f"    {name}: redact {row['redact']['megabytesPerSecond']:.1f} MB/s, scan "
+                f"{row['scan']['megabytesPerSecond']:.1f} MB/s, "
+                f"RE2 floor {row['RE2 floor']['megabytesPerSecond']:.1f} MB/s, "
+                f"sha256 {row['sha256']['megabytesPerSecond']:.0f} MB/s "
+                f"({row['redact']['markers']:,} markers)"
+            )
         t = figures["throughput"]
         if "previous" in t["engines"]:
             for way in WAYS:

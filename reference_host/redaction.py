@@ -32,7 +32,7 @@ from itertools import accumulate
 
 import re2
 
-from reference_host.secret_checks import is_hex, keyish, looks_random, mostly_words, plain_word
+from reference_host.secret_checks import all_wordlike, is_hex, keyish, looks_random, mostly_words, plain_word
 from reference_host.secret_scan import RULES, Finding, Offsets, Rule, Scanner
 
 __all__ = ["RULES", "Finding", "Redactor", "looks_random", "redact_joined", "redact_parts"]
@@ -55,9 +55,24 @@ SHAPE_FALLBACK_LABEL = "secret"  # too short to hold a registered value (>= 8 ch
 JOINT = "\x00"  # what parts are scanned joined by: no rule matches across it
 HARD_BREAK = "\x00\x01\x00"  # between parts that are not neighbours: not even a joint to glue
 MAX_ROUNDS = 4
+CONTEXT_PARTS = 2  # a later round reads this many unchanged parts on each side of those it looks at
+# A later round looks again at the text around each change: a check reads this far before its
+# value (secret_checks.BEFORE_CHARS) and this far after it (AFTER_CHARS).
+DIRTY_BEFORE = 256
+DIRTY_AFTER = 64
 GLUE_RANDOM_LENGTH = 8  # a fragment this long across a joint must itself look random
 MIN_KEY_MATERIAL = 32  # the shortest prefix-less run the high-entropy rule reads as a key
-LOOSE = ("key-material", "assigned-value")  # rules with no prefix to anchor a glued match
+# Rules whose value has no provider prefix to anchor a glued match: a named or placed value (an
+# assignment, a flag, an argument, a cell, a pasted token), and prefix-less key material.
+VALUE_CHECKS = frozenset(
+    {"assigned-value", "flag-value", "short-flag", "setter-value", "authorization", "positional-argument",
+     "pasted", "table-cell", "session-cookie", "spaced-value", "url-query", "connection-field", "secret-file",
+     "echoed-password", "here-string", "cookie-value", "cookie-jar", "code-span", "foreign-password",
+     "foreign-key", "grouped-secret", "login-pair", "lone-value", "call-argument", "chat-password",
+     "line-passphrase", "block-scalar", "parameter-default", "basic-user-password", "mnemonic"}
+)  # fmt: skip
+KEY_MATERIAL = ("key-material", "run")  # prefix-less runs of key characters
+LOOSE = frozenset({*KEY_MATERIAL} | VALUE_CHECKS)
 _SPACE = re.compile(r"\s")
 
 # A joint the glued view removes: a line break inside a part (with the indentation around it) or
@@ -67,6 +82,8 @@ _KEY_CHAR = r"[A-Za-z0-9+/=_-]"
 _JOINTS = re2.compile(rf"{_KEY_CHAR}([ \t]*\r?\n[ \t]*|\x00){_KEY_CHAR}".encode())
 _GLUE_BEFORE = 256  # characters of context the glued view keeps before a joint (an assignment's name)
 _GLUE_AFTER = 1024  # and after it
+_GLUE_TOKEN = 4096  # how far back a window reaches for the start of the token a joint cuts
+_TOKEN_ENDS = (" ", "\t", "\n", "\r", "\x00")
 _RUN_CHAR = r"[A-Za-z0-9+/=_.~-]"  # a run around a joint may hold dots (JWTs, `hvs.`, Discord tokens)
 # What a window takes after a joint: the token there (a secret continues to the first space at
 # most), or a whole PEM END line, which a delimited rule needs to see its block close.
@@ -87,6 +104,9 @@ def _worth_gluing(joined: str, a: int, b: int) -> bool:
     if _NEW_FIELD.match(joined, b):  # `REGION=eu-west-1`, `aws_secret_access_key: ...`: a new field
         return False
     return not (plain_word(left.group().rstrip(".,")) and plain_word(right.group().rstrip(".,")))
+
+
+_KEEP = "\x00keep"  # a straddling piece that is public material: direct findings inside it are dropped
 
 
 def _marker(label: str) -> str:
@@ -139,6 +159,7 @@ class Redactor:
         """
         parts = list(parts)
         todo = list(range(len(parts)))
+        dirty: dict[int, list[tuple[int, int]]] = {}  # part -> where the last round changed it
         for _ in range(MAX_ROUNDS):
             changed: set[int] = set()
             if self._form_leaks:
@@ -147,14 +168,18 @@ class Redactor:
                     if canonical != parts[i]:
                         changed.add(i)
                         parts[i] = canonical
-            for i, part_edits in self._edits(parts, todo).items():
-                redacted = _apply(parts[i], part_edits)
+                        dirty[i] = [(0, len(canonical))]
+            edited: dict[int, list[tuple[int, int]]] = {}
+            for i, part_edits in self._edits(parts, todo, dirty).items():
+                redacted, spans = _apply_spans(parts[i], part_edits)
                 if redacted != parts[i]:
                     changed.add(i)
                     parts[i] = redacted
+                    edited[i] = spans
             if not changed:
                 break
             todo = sorted({j for i in changed for j in (i - 1, i, i + 1) if 0 <= j < len(parts)})
+            dirty = {i: edited.get(i, [(0, len(parts[i]))]) for i in changed}
         return parts
 
     def _holding_forms(self, parts: list[str], indexes: Sequence[int]) -> list[int]:
@@ -264,27 +289,62 @@ class Redactor:
 
     # -- findings -----------------------------------------------------------------------------
 
-    def _edits(self, parts: Sequence[str], indexes: Sequence[int]) -> dict[int, list[_Edit]]:
+    def _edits(
+        self,
+        parts: Sequence[str],
+        indexes: Sequence[int],
+        dirty: Mapping[int, list[tuple[int, int]]] | None = None,
+    ) -> dict[int, list[_Edit]]:
         """What to replace in the parts at `indexes`: every finding of a part, and secrets across
-        joints (only between neighbours: parts not side by side are kept apart by a hard break)."""
+        joints (only between neighbours: parts not side by side are kept apart by a hard break).
+
+        With `dirty` (a later round: where the last one changed each part), only the lines around
+        those changes are looked at again, and the whole of the parts it did not change: no other
+        finding can have appeared. A finding is new only if its match, or the window its check
+        reads (DIRTY_BEFORE characters before it, DIRTY_AFTER after it), holds a change.
+        """
+        looked_at = set(indexes)
+        if dirty:  # the parts around them too, as context a check reads (a wrapped value's first line)
+            indexes = list(
+                range(max(0, min(indexes) - CONTEXT_PARTS), min(len(parts), max(indexes) + 1 + CONTEXT_PARTS))
+            )
         joined, starts = _join(parts, indexes)
         taken = [m.span() for m in self._plain_markers(joined)] if "[REDACTED:" in joined else []
-        direct = self._scanner.scan(joined, taken)
+        within = None
+        if dirty:
+            within = []
+            for k, i in enumerate(indexes):
+                if i not in looked_at:
+                    continue
+                base, size = starts[k], len(parts[i])
+                for a, b in dirty.get(i, [(0, size)]):
+                    within.append((base + max(0, a - DIRTY_AFTER), base + min(size, b + DIRTY_BEFORE)))
+        direct = self._scanner.scan(joined, taken, within)
         edits: dict[int, list[_Edit]] = {}
 
         def add(start: int, end: int, label: str | None) -> None:
             k = bisect_right(starts, start) - 1
             edits.setdefault(indexes[k], []).append(_Edit(start - starts[k], end - starts[k], label))
 
-        for f in direct:
-            if not self._scanner.keeps(f):
+        straddling = list(self._straddling_edits(joined, starts, direct, taken, within))
+        public = _Covering(
+            [Finding(a, b, "") for a, b in sorted((a, b) for a, b, label in straddling if label is _KEEP)]
+        )
+        for f in direct:  # public material found glued (a key wrapped into the next entry) keeps its pieces
+            if not self._scanner.keeps(f) and not public.covers(f.start, f.end):
                 add(f.start, f.end, f.label)
-        for start, end, label in self._straddling_edits(joined, starts, direct, taken):
-            add(start, end, label)
+        for start, end, label in straddling:
+            if label is not _KEEP:
+                add(start, end, label)
         return edits
 
     def _straddling_edits(
-        self, joined: str, starts: list[int], direct: list[Finding], taken: list[tuple[int, int]]
+        self,
+        joined: str,
+        starts: list[int],
+        direct: list[Finding],
+        taken: list[tuple[int, int]],
+        within: Sequence[tuple[int, int]] | None = None,
     ) -> Iterator[tuple[int, int, str | None]]:
         """Secrets that only appear once the joints (line breaks, part boundaries) are removed.
 
@@ -298,18 +358,38 @@ class Redactor:
         if "\n" not in joined and JOINT not in joined:
             return
         joints = [span for span in _joints(joined) if _worth_gluing(joined, *span)]
+        if within is not None:  # a later round: only the joints near a change
+            near = sorted(within)
+            joints = [
+                (a, b)
+                for a, b in joints
+                if any(
+                    lo - _GLUE_AFTER <= a and b <= hi + _GLUE_BEFORE
+                    for lo, hi in near[: bisect_right(near, (a + _GLUE_AFTER, a + _GLUE_AFTER))][-8:]
+                )
+            ]
         if not joints:
             return
         covering = _Covering(direct)
         taken_starts = [a for a, _ in taken]  # in text order: markers found left to right
+        # Every window's glued text in one scan, kept apart by hard breaks (no rule reads across a NUL).
+        glued_views, texts, offsets, inside, at = [], [], [], [], 0
         for window in _windows(joined, joints):
             glued = _Glued(joined, window)
             lo, hi = bisect_left(taken_starts, window.start), bisect_left(taken_starts, window.end)
-            inside = [glued.to_glued(a, b) for a, b in taken[lo:hi]]
-            for f in self._scanner.scan(glued.text, inside):
-                pieces = glued.pieces(f.start, f.end)
-                if len(pieces) > 1:
-                    yield from self._cut(joined, starts, covering, f, pieces)
+            inside += [(at + a, at + b) for a, b in (glued.to_glued(x, y) for x, y in taken[lo:hi])]
+            glued_views.append(glued)
+            texts.append(glued.text)
+            offsets.append(at)
+            at += len(glued.text) + len(HARD_BREAK)
+        for f in self._scanner.scan(HARD_BREAK.join(texts), inside):
+            k = bisect_right(offsets, f.start) - 1
+            glued, base = glued_views[k], offsets[k]
+            pieces = glued.pieces(f.start - base, f.end - base)
+            if len(pieces) > 1:
+                yield from self._cut(
+                    joined, starts, covering, Finding(f.start - base, f.end - base, f.label, f.source), pieces
+                )
 
     def _cut(
         self, joined: str, starts: list[int], covering: _Covering, f: Finding, pieces: list[tuple[int, int]]
@@ -323,10 +403,14 @@ class Redactor:
                 _not_continued(joined[slice(*pieces[-1])]) or self._short_id_after(joined, covering, pieces)
             ):
                 pieces = pieces[:-1]
-            while shape.check == "key-material" and len(pieces) > 1 and plain_word(joined[slice(*pieces[0])]):
+            while shape.check in KEY_MATERIAL and len(pieces) > 1 and plain_word(joined[slice(*pieces[0])]):
                 pieces = pieces[1:]  # nor, where no prefix starts it, a first piece that is a word
+        if self._scanner.keeps(f):  # public material across the joint: its pieces stay as they are
+            for a, b in pieces:
+                yield a, b, _KEEP
+            return
         open_pieces = [(a, b) for a, b in pieces if not covering.covers(a, b)]
-        if len(pieces) < 2 or not open_pieces or self._scanner.keeps(f):
+        if len(pieces) < 2 or not open_pieces:
             return
         for a, b in pieces[1:-1]:  # a whole entry or line inside the match
             if _SPACE.search(joined, a, b):
@@ -366,13 +450,13 @@ class Redactor:
         rule = self._scanner.rules[f.source - 1]
         if rule.delimited:  # its own closing line (-----END ... -----) says where it ends
             return True
-        if rule.check == "key-material":
+        if rule.check in KEY_MATERIAL:
             # A piece long enough to be key material alone would have been found alone.
             texts = [joined[a:b] for a, b in open_pieces]
             if any(len(t) >= MIN_KEY_MATERIAL for t in texts):
                 return False
             return _fragments_continue(texts, hex_ok=False, need_random=True)
-        if rule.check == "assigned-value":
+        if rule.check in VALUE_CHECKS:
             # The check read the whole value; the pieces after its first must each be random (the
             # first, beside the name, need only not be a word: `FERNET_KEY=lujehhlq4QC` | `J9N_vy`...).
             head_open, rest = _head_and_rest(pieces, open_pieces)
@@ -396,7 +480,7 @@ _WORD = r"(?:[A-Za-z][a-z]*|[A-Z]{2,})"
 _COMPOUND_WORD = re.compile(rf"{_WORD}(?:[-_]{_WORD})+")
 # A field's name in words (`REGION=`, `LOG_LEVEL=`, `aws_secret_access_key:`), where base64 padding
 # (`...cKJrc=`) follows random characters.
-_NEW_FIELD = re.compile(rf"_?{_WORD}(?:[-_.]{_WORD})*[0-9]*(?:=(?!=)|:)")
+_NEW_FIELD = re.compile(rf"_?{_WORD}(?:[-_.]{_WORD})*[0-9]*(?:=(?!=)|:)|[a-z]+(?:[A-Z][a-z]+)+[0-9]*:")
 
 
 def _prose(fragment: str) -> bool:
@@ -407,7 +491,11 @@ def _prose(fragment: str) -> bool:
 def _not_continued(fragment: str) -> bool:
     """A line or entry a secret does not continue into: prose, the start of the next field
     (`REGION=eu-west-1`), or a name or path spelled mostly in words (`replicaset.apps/api-fx0jg`)."""
-    return _prose(fragment) or _NEW_FIELD.match(fragment) is not None or mostly_words(fragment)
+    if _prose(fragment) or _NEW_FIELD.match(fragment) is not None or mostly_words(fragment):
+        return True
+    return (
+        fragment.isalpha() and not fragment.isupper() and all_wordlike(fragment) and not keyish(fragment, 8)
+    )
 
 
 def _fragments_continue(texts: list[str], *, hex_ok: bool, need_random: bool) -> bool:
@@ -529,13 +617,23 @@ class _Glued:
         return self._offsets[i] + a - self._kept[i][0], self._offsets[i] + b - self._kept[i][0]
 
 
+def _token_start(joined: str, at: int) -> int:
+    """Where the token that ends at `at` starts (no space, line break or joint in it), at most
+    _GLUE_TOKEN characters back."""
+    floor = max(0, at - _GLUE_TOKEN)
+    return max(floor, *(joined.rfind(ch, floor, at) + 1 for ch in _TOKEN_ENDS))
+
+
 def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:
     """Windows around the joints, merged where they overlap: from the start of the line before a
     joint to the end of the token after it."""
     current: list[tuple[int, int]] = []
     start = end = 0
     for a, b in joints:
-        floor, ceiling = max(0, a - _GLUE_BEFORE), min(len(joined), b + _GLUE_AFTER)
+        # From the start of the token the joint cuts (a long key's first line, up to _GLUE_TOKEN
+        # characters), and up to _GLUE_BEFORE characters of its line before that (its name).
+        token_start = _token_start(joined, a)
+        floor, ceiling = max(0, token_start - _GLUE_BEFORE), min(len(joined), b + _GLUE_AFTER)
         lo = max(floor, joined.rfind("\n", floor, a) + 1, joined.rfind(JOINT, floor, a) + 1)
         token = _TOKEN_AFTER.match(joined, b, ceiling)
         hi = token.end() if token else b
@@ -548,6 +646,30 @@ def _windows(joined: str, joints: list[tuple[int, int]]) -> Iterator[_Window]:
             current, start, end = [(a, b)], lo, hi
     if current:
         yield _Window(start, end, tuple(current))
+
+
+def _apply_spans(text: str, edits: Sequence[_Edit]) -> tuple[str, list[tuple[int, int]]]:
+    """`_apply`, and where its replacements stand in the new text."""
+    if not edits:
+        return text, []
+    merged: list[list] = []
+    for e in sorted(edits, key=lambda e: (e.start, -e.end)):
+        if merged and e.start < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], e.end)
+            merged[-1][2] = merged[-1][2] or e.label
+        else:
+            merged.append([e.start, e.end, e.label])
+    out, spans, pos, size = [], [], 0, 0
+    for start, end, label in merged:
+        out.append(text[pos:start])
+        size += start - pos
+        replacement = _marker(label) if label is not None else ""
+        out.append(replacement)
+        spans.append((size, size + len(replacement)))
+        size += len(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out), spans
 
 
 def _apply(text: str, edits: Sequence[_Edit]) -> str:

@@ -3,50 +3,116 @@
 A regex finds a candidate; a check reads it and says whether it is a credential. Each check sees the
 same `Candidate` whichever scanner found it (the RE2 engine, or the tests' reference scanner), so
 the two give identical findings. The checks prefer structure to bare entropy: a hash in its usual
-notation, a path, a URL, a data-URI image, a number or a placeholder is not key material, however
-random it looks.
+notation, a path, a URL, a data-URI image, a number, a placeholder (repeated, masked or cut short),
+public material (an address, a recipient, a public key, a trace id) or code (a type, a reference)
+is not a secret, however random it looks; a value is a secret by how it is passed (a flag, a
+header, an argument, a table column, a cookie) as much as by its name.
+
+Every check reads a bounded window around its candidate, so a scan stays linear in the text.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
+import hashlib
 import itertools
 import math
 import re
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
 
 __all__ = [
+    "AFTER_CHARS",
+    "BEFORE_CHARS",
     "CHECKS",
     "Candidate",
+    "all_wordlike",
     "assigned_name",
+    "clear_caches",
     "is_hex",
     "keyish",
     "looks_random",
+    "masked",
     "mostly_words",
     "name_strength",
+    "passes",
     "plain_word",
 ]
 
+# The checks of a value alone (is it random, a placeholder, a word…) are pure functions of it: cached,
+# so a value met again (a name on every line, the same candidate in a later round) costs a lookup.
+_CACHED: list[functools._lru_cache_wrapper] = []
 
-@dataclass(frozen=True)
+
+def _value_cache(fn: Callable[..., bool]) -> Callable[..., bool]:
+    cached = functools.lru_cache(maxsize=1 << 16)(fn)
+    _CACHED.append(cached)
+    return cached
+
+
+def clear_caches() -> None:
+    """Forget every cached verdict (the bench times a first reading of a text, not a repeat)."""
+    for cached in _CACHED:
+        cached.cache_clear()
+
+
+BEFORE_CHARS = 256  # what a check reads before its value (an assignment's name, a URL...)
+AFTER_CHARS = 64  # and after it (an ellipsis that says the value was cut short, a type's `)`)
+TABLE_LOOKBACK = 4096  # how far a table cell looks up for its header row
+
+
 class Candidate:
-    """One regex match: the secret's value and what precedes it (an assignment's name, a URL...)."""
+    """One regex match: the secret's span in its text, and the windows a check reads around it."""
 
-    value: str
-    before: str  # up to 256 characters of the text before the value
+    __slots__ = ("_after", "_before", "end", "start", "text", "value")
+
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self.text, self.start, self.end = text, start, end
+        self.value = text[start:end]
+        self._before: str | None = None
+        self._after: str | None = None
+
+    @property
+    def before(self) -> str:
+        """Up to BEFORE_CHARS characters of the text before the value."""
+        if self._before is None:
+            self._before = self.text[max(0, self.start - BEFORE_CHARS) : self.start]
+        return self._before
+
+    @property
+    def after(self) -> str:
+        """Up to AFTER_CHARS characters of the text after the value."""
+        if self._after is None:
+            self._after = self.text[self.end : self.end + AFTER_CHARS]
+        return self._after
+
+    def line_before(self) -> str:
+        """The value's line (or entry) up to the value, within the before window."""
+        before = self.before
+        cut = max(before.rfind("\n"), before.rfind("\x00"))
+        return before[cut + 1 :]
+
+
+# -- randomness ----------------------------------------------------------------------------------------
 
 
 def _entropy(text: str) -> float:
     """Shannon entropy in bits per character of the sample itself."""
-    counts = Counter(text)
     n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in counts.values())
+    return math.log2(n) - sum(map(_c_log_c, map(text.count, set(text)))) / n
+
+
+@functools.lru_cache(maxsize=4096)
+def _c_log_c(c: int) -> float:
+    return c * math.log2(c)
+
+
+_DIGITS = re.compile(r"[0-9]")
+_WHITESPACE = re.compile(r"\s")
 
 
 def _classes(text: str) -> int:
-    return sum(any(test(c) for c in text) for test in (str.isupper, str.islower, str.isdigit))
+    return (text.lower() != text) + (text.upper() != text) + (_DIGITS.search(text) is not None)
 
 
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -67,10 +133,17 @@ def _wordlike(segment: str) -> bool:
     return bool(atoms) and len(segment) / len(atoms) >= 3.0
 
 
+@_value_cache
 def _all_wordlike(text: str) -> bool:
     return all(_wordlike(s) for s in _SEGMENT_SEPARATORS.split(text) if s)
 
 
+def all_wordlike(text: str) -> bool:
+    """Every piece between separators spelled as a word or a name is (`ActiveRecord`, `max_tokens`)."""
+    return _all_wordlike(text)
+
+
+@_value_cache
 def looks_random(token: str) -> bool:
     """Whether a long base64/base64url-alphabet run is key material rather than a name or a path.
 
@@ -87,6 +160,7 @@ def looks_random(token: str) -> bool:
     return not (_all_wordlike(core) and entropy < 4.7)
 
 
+@_value_cache
 def keyish(fragment: str, minimum: int = 8) -> bool:
     """A shorter piece of key material: a fragment of a split key, a bearer token, a prose value.
 
@@ -94,11 +168,17 @@ def keyish(fragment: str, minimum: int = 8) -> bool:
     character (a 16-character random string has about 3.8), and not spelled from words, unless
     its letters are nearly all consonants, as random letters are and words are not
     (`5LXZHJ2LJ9YFZHELKJNN`, `PceExbfnCzfwjRRzYxz`; `Customer`, `NN7EXAMPLE`, `HTTPServer`).
+    Hex of 16 digits or more with letters and digits both is random by construction: its runs
+    of digits can look like words' atoms, so it is judged by its alphabet, not its atoms.
     """
     core = fragment.strip("=")
-    if len(core) < minimum or _classes(core) < 2 or _entropy(core) <= 2.8:
+    if len(core) < minimum or _classes(core) < 2:
         return False
-    if not _all_wordlike(core):
+    if len(core) >= 16 and _HEX.fullmatch(core) and _entropy(core) > 2.8:
+        return True
+    if _entropy(core) <= 2.8:
+        return False
+    if not _all_wordlike(core) or _CONSONANT_RUN.search(core):
         return True
     letters, share = _letters(core), _vowel_share(core)
     return (letters >= 8 and share < MAX_RANDOM_VOWEL_SHARE) or (
@@ -106,6 +186,8 @@ def keyish(fragment: str, minimum: int = 8) -> bool:
     )
 
 
+# Six small consonants in a row: random letters have them often, words (and names in camelCase) not.
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxz]{6}")
 MAX_RANDOM_VOWEL_SHARE = 0.18  # of the letters: random letters about 0.19, with digits fewer; words 0.35+
 # Sixteen letters or more: a name that long keeps its vowels (0.3 and up); random letters spread
 # around 0.19 with a spread small enough that 0.26 still takes most of them.
@@ -113,17 +195,40 @@ LONG_RANDOM_VOWEL_SHARE = 0.26
 
 
 def _letters(text: str) -> int:
-    return sum(c.isalpha() for c in text)
+    return sum(map(str.isalpha, text))
+
+
+_VOWELS = re.compile(r"[aeiouAEIOU]")
 
 
 def _vowel_share(text: str) -> float:
-    letters = [c for c in text if c.isalpha()]
-    return sum(c in "aeiouAEIOU" for c in letters) / len(letters) if letters else 0.0
+    letters = _letters(text)
+    return len(_VOWELS.findall(text)) / letters if letters else 0.0
+
+
+_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
 
 
 def is_hex(text: str) -> bool:
     """Hex (with an optional 0x): a digest, a commit id, an address; never key material by itself."""
     return _HEX.fullmatch(text.rstrip("=")) is not None
+
+
+_HEX_GROUPS = re.compile(r"[0-9a-fA-F]+(?:[-:./][0-9a-fA-F]+)+")
+
+
+def _hex_groups(text: str) -> bool:
+    """Hex in groups (`00-<trace id>-<span id>-01`, `1-5f84c7a5-8ba9…`, `<trace>/1`): an id, not a key."""
+    return _HEX_GROUPS.fullmatch(text) is not None
+
+
+@_value_cache
+def _random_secret(value: str, minimum: int = 16) -> bool:
+    """A value that is random by itself: hex with letters and digits, a UUID, or key characters."""
+    core = value.strip("=")
+    if _UUID.fullmatch(core):
+        return True
+    return keyish(core, minimum)
 
 
 _PLAIN_WORD = re.compile(
@@ -138,6 +243,240 @@ def plain_word(fragment: str) -> bool:
     return _PLAIN_WORD.fullmatch(fragment) is not None
 
 
+# -- placeholders: repetition, masks, ellipses -----------------------------------------------------
+
+
+# A mask or a filler where a secret would be: `****`, `••`, `...`, `…`, `#####`, `_____`; a word that
+# says so between separators (`xoxb-your-token`, `sk_test_replace_me`).
+_MASK = re.compile(r"\*\*\*|[•●·]{2}|####|\.\.\.|…|_____")
+_MASK_WORDS = (
+    "your",
+    "here",
+    "replace",
+    "insert",
+    "placeholder",
+    "dummy",
+    "redacted",
+    "changeme",
+    "fake",
+    "sample",
+)
+_MASK_WORD = re.compile(
+    r"(?i)(?:^|[-_.:/ ])"
+    r"(?:your|here|replace|insert|placeholder|dummy|redacted|changeme|fake|sample)"
+    r"(?:$|[-_.:/ ])"
+)
+# Filler in a key's own alphabet (`XXXX`, `0000`): a mask when it fills a fifth of the value or
+# more; a random key holds a short run of them now and then.
+_MASK_RUN = re.compile(r"[xX]{4,}|0{6,}")
+_COUNTING_RUN = re.compile(r"[0-9]{7,}|[a-z]{7,}|[A-Z]{7,}")  # where a count (`1234567`, `abcdefg`) can hide
+_ELLIPSIS_AFTER = re.compile(r"\.\.|…|\*{2}")
+# Whatever a mask needs somewhere in it: one search rules most values out.
+_MASK_QUICK = re.compile(r"[*•●·#…]|__|\.\.|[xX]{4}|0{6}|[0-9]{7}|[a-z]{7}|[A-Z]{7}")
+
+
+_MASK_WORD_ANYWHERE = re.compile("(?i)" + "|".join(_MASK_WORDS))
+
+
+def _has_mask_word(value: str) -> bool:
+    return _MASK_WORD_ANYWHERE.search(value) is not None
+
+
+def _counts(run: str) -> bool:
+    """Whether `run` holds seven characters in a row, each the next of the one before (`3456789`)."""
+    steps = 0
+    for a, b in itertools.pairwise(run):
+        steps = steps + 1 if ord(b) == ord(a) + 1 else 0
+        if steps >= 6:
+            return True
+    return False
+
+
+def _counted(value: str) -> bool:
+    """Mostly a count: with its runs of four or more counting characters (`1234`, `cdef`) taken
+    out, ten letters or digits at most are left (`sk_test_1234567890abcdef`; not a key that only
+    holds a count, `sk-proj-CANARYconformance0123456789abcdefXYZ`)."""
+    left, i, n = 0, 0, len(value)
+    while i < n:
+        j = i
+        while j + 1 < n and ord(value[j + 1]) == ord(value[j]) + 1:
+            j += 1
+        if j - i + 1 < 4:
+            left += sum(ch.isalnum() for ch in value[i : j + 1])
+        i = j + 1
+    return left <= 10
+
+
+@_value_cache
+def masked(value: str) -> bool:
+    """A placeholder shaped like a secret: masked, repeated or counted, not random
+    (`ghp_XXXX…`, `npm_****`, `sk_live_0000…`, `sk-…abcd`, `1234567890abcdef`)."""
+    if _MASK_QUICK.search(value) is None and not _has_mask_word(value):
+        return len(value) >= 12 and len(set(value)) <= 4
+    if _MASK.search(value) is not None:
+        return True
+    if any(5 * len(run) >= len(value) for run in _MASK_RUN.findall(value)):
+        return True
+    if any(_counts(run) for run in _COUNTING_RUN.findall(value)) and _counted(value):
+        return True
+    if _has_mask_word(value) and _MASK_WORD.search(value) is not None:
+        return True
+    return len(value) >= 12 and len(set(value)) <= 4
+
+
+def _cut_short(c: Candidate) -> bool:
+    """A value the text cuts short: `sk-ant-...`, `ghp_abc…`, `token: eyJhbGci**`."""
+    return _ELLIPSIS_AFTER.match(c.after) is not None
+
+
+# -- structure that is not a secret ------------------------------------------------------------------
+
+_HASH_NOTATION = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)[-:]")
+_HASH_BEFORE = re.compile(
+    r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)[:=]|md5[:=]|blake2b?:|base64,|checksum[\"']?[ :=]+[\"']?)$"
+)
+_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA")
+_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}")
+_TOKEN_DELIMITERS = "\x00 \t\r\n\"'`<>()[]{},;"
+
+
+def _token_before(before: str) -> str:
+    """The part of the current token (no space, quote or bracket) that precedes the value."""
+    return before[max(before.rfind(ch) for ch in _TOKEN_DELIMITERS) + 1 :]
+
+
+@_value_cache
+def _public_der(value: str) -> bool:
+    """Base64 of DER that is public: a certificate or a public key (SubjectPublicKeyInfo), both a
+    SEQUENCE that opens with a SEQUENCE; a private key opens with its version, an INTEGER."""
+    if not value.startswith("M"):
+        return False
+    try:
+        head = base64.b64decode(value[:24] + "=" * (-len(value[:24]) % 4))
+    except ValueError:
+        return False
+    if len(head) < 6 or head[0] != 0x30:
+        return False
+    at = 2 + (head[1] & 0x7F if head[1] & 0x80 else 0)
+    return at < len(head) and head[at] == 0x30
+
+
+_BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+_BECH32_VALUES = {c: i for i, c in enumerate(_BECH32)}
+_BECH32_GENERATORS = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+_SECRET_HRP = re.compile(r"(?i)sec|priv|secret|key")
+
+
+@_value_cache
+def bech32_valid(text: str) -> bool:
+    """A bech32 or bech32m string with a valid checksum (BIP 173/350): an address or a recipient."""
+    lower = text.lower()
+    if text not in (lower, text.upper()):
+        return False
+    hrp, sep, data = lower.rpartition("1")
+    if not sep or not hrp or len(data) < 6 or any(c not in _BECH32_VALUES for c in data):
+        return False
+    chk = 1
+    for v in (
+        [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + [_BECH32_VALUES[c] for c in data]
+    ):
+        top = chk >> 25
+        chk = (chk & 0x1FFFFFF) << 5 ^ v
+        for i, g in enumerate(_BECH32_GENERATORS):
+            if (top >> i) & 1:
+                chk ^= g
+    return chk in (1, 0x2BC830A3)
+
+
+_B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+_B58_VALUES = {c: i for i, c in enumerate(_B58)}
+# Version bytes of public base58check strings: P2PKH and P2SH addresses (Bitcoin's main and test
+# networks, Litecoin, Dogecoin).
+# A WIF private key (0x80, 0xef) and an extended private key are not among them.
+_PUBLIC_B58_VERSIONS = frozenset({0x00, 0x05, 0x6F, 0xC4, 0x30, 0x32, 0x1E, 0x16})
+_PUBLIC_B58_EXTENDED = (b"\x04\x88\xb2\x1e", b"\x04\x35\x87\xcf", b"\x04\xb2\x47\x46", b"\x04\x9d\x7c\xb2")
+
+
+@_value_cache
+def base58check_public(text: str) -> bool:
+    """A base58check string with a valid checksum whose version says public (an address, an xpub)."""
+    if len(text) > 120 or any(c not in _B58_VALUES for c in text):
+        return False
+    num = 0
+    for c in text:
+        num = num * 58 + _B58_VALUES[c]
+    raw = b"\x00" * (len(text) - len(text.lstrip("1"))) + (
+        num.to_bytes((num.bit_length() + 7) // 8, "big") if num else b""
+    )
+    if len(raw) < 5:
+        return False
+    payload, check = raw[:-4], raw[-4:]
+    if hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] != check:
+        return False
+    return (payload[0] in _PUBLIC_B58_VERSIONS and len(payload) == 21) or payload[:4] in _PUBLIC_B58_EXTENDED
+
+
+def _run(c: Candidate) -> bool | str:
+    """A run of key characters: key material (32 characters or more); else, quoted, a client's
+    argument (`positional-secret`); else a token pasted after a word that says secret
+    (`pasted-secret`); never a public address."""
+    if _public_address(c) or c.after.startswith(".onion") or _IN_CIPHERTEXT.search(c.before[-200:]):
+        return False  # an address, or ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
+    if _in_secret_manifest(c) and not placeholder(c.value):
+        return "credential-assignment"  # a value of a Kubernetes Secret's `data:`, whatever its name
+    if len(c.value) >= 32 and _key_material(c):
+        return True
+    if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
+        if _positional_argument(c):
+            return "positional-secret"
+        if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
+            return "credential-assignment"
+        return False
+    return "pasted-secret" if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c) else False
+
+
+_TRAILING_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t\"'`]*\Z")
+
+
+def _named_on_line_before(c: Candidate) -> bool:
+    """A random literal on the line after one that ends naming a secret (a CI log's `Evaluating:
+    secrets.DEPLOY_KEY` then `Result: '…'`)."""
+    before = c.before
+    line_start = before.rfind("\n")
+    if line_start <= 0 or "\x00" in before[line_start:]:
+        return False
+    previous = before[before.rfind("\n", 0, line_start) + 1 : line_start]
+    m = _TRAILING_NAME.search(previous[-80:])
+    return m is not None and name_strength(m.group(1).rsplit(".", 1)[-1]) is not None
+
+
+_LIST_OPEN = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_.-]*)[\"']?[ \t]*[:=][ \t]*\[(?:[ \t]*(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*,)*[ \t]*\Z"
+)
+
+
+def _listed_under_secret_name(c: Candidate) -> bool:
+    """A random literal in a list whose name says secret (`accounts: ['0x<64 hex>']` in a wallet
+    configuration, `api_keys = ["…", "…"]`): hex as long as a key, or key characters."""
+    m = _LIST_OPEN.search(c.line_before()[:-1][-160:])
+    if m is None:
+        return False
+    strength = name_strength(m.group(1))
+    return strength is not None and _random_weak_value(c.value)
+
+
+_PASTED_ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _public_address(c: Candidate) -> bool:
+    """An address or a public recipient with a valid checksum (bech32: `age1…`, `bc1…`, `npub1…`;
+    base58check: `1…`, `3…`, `xpub…`), whose prefix does not say secret (`nsec1…`)."""
+    value = c.value
+    if "1" in value and bech32_valid(value):
+        return _SECRET_HRP.search(value.lower().rpartition("1")[0]) is None
+    return base58check_public(value)
+
+
 # -- the checks --------------------------------------------------------------------------------------
 
 
@@ -150,61 +489,171 @@ def _random_body(c: Candidate) -> bool:
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
 
 
+def _discord(c: Candidate) -> bool:
+    """A Discord bot token: its three pieces 23-27, 6 and 27-40 characters long."""
+    first, _, rest = c.value.partition(".")
+    second, _, third = rest.partition(".")
+    return 24 <= len(first) <= 28 and len(second) == 6 and 27 <= len(third) <= 40
+
+
+def _asana(c: Candidate) -> bool:
+    """An Asana token's `/<16 digits>:<hex>`, after its version digit (`1/…`, `2/…`) standing alone."""
+    before = c.before
+    return before[-1:] in ("1", "2") and not (len(before) > 1 and (before[-2].isalnum() or before[-2] in "/"))
+
+
+def _many_digits(c: Candidate) -> bool:
+    """Ids in digits inside the token (Slack's `xoxb-<team>-<bot>-…`): a placeholder has none."""
+    return sum(ch.isdigit() for ch in c.value) >= 10
+
+
+def _has_digit(c: Candidate) -> bool:
+    """Capitals and digits after a prefix (`SCW…`, `API-…`): a word in capitals has no digit."""
+    return sum(ch.isdigit() for ch in c.value) >= 2
+
+
 def _not_lowercase(c: Candidate) -> bool:
     """A short prefix such as `sk-` also starts words (`sk-learn-style`): keys carry a digit or a capital."""
     return any(ch.isdigit() or ch.isupper() for ch in c.value)
 
 
-_HASH_NOTATION = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)-")
-_HASH_BEFORE = re.compile(
-    r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)[:=]|md5[:=]|blake2b?:|base64,|checksum[\"']?[ :=]+[\"']?)$"
-)
-_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA")
-_HEX = re.compile(r"(?:0x)?[0-9a-fA-F]+")
-_CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}")
-_TOKEN_DELIMITERS = "\x00 \t\r\n\"'`<>()[]{},;"
-
-
-def _token_before(before: str) -> str:
-    """The part of the current token (no space, quote or bracket) that precedes the value."""
-    return before[max(before.rfind(ch) for ch in _TOKEN_DELIMITERS) + 1 :]
-
-
 def _key_material(c: Candidate) -> bool:
     """A prefix-less run: random, and none of the things that look random without being secret."""
     value = c.value
-    if is_hex(value) or _CID.fullmatch(value):
+    if is_hex(value) or _CID.fullmatch(value) or _hex_groups(value) or _PREFIXED_ID.fullmatch(value):
         return False
-    if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(c.before[-16:]) or value.startswith(_IMAGE_MAGIC):
+    before = c.before
+    if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(before[-16:]) or value.startswith(_IMAGE_MAGIC):
         return False
-    if "://" in _token_before(c.before) + value[:3]:  # in a URL (userinfo has its own rules)
+    if _IN_PASSWORD_HASH.search(before[-200:]):
+        return False  # the salt or the hash of `$argon2id$…$<salt>$<hash>`
+    if "://" in _token_before(before) + value[:3]:  # in a URL (userinfo has its own rules)
         return False
-    return looks_random(value) and not (
-        _named_not_secret(c.before) or mostly_words(value) or _encodes_text(value)
+    if not looks_random(value) or mostly_words(value) or _public_der(value) or _encodes_text(value):
+        return False
+    if _WORD_PATH.match(value):
+        return False  # a path (`/nix/store/<hash>-glibc`), not a key
+    if _IN_CIPHERTEXT.search(before[-200:]):
+        return False  # inside ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
+    return not (_named_not_secret(before) or _continues_public(before) or _JWK_MODULUS_END.match(c.after))
+
+
+# A JWK's modulus runs up to its closing quote and the public exponent after it: `…", "e": "AQAB"`.
+_JWK_MODULUS_END = re.compile(r"[\"'],?[ \t\r\n]*[\"']e[\"'][ \t]*:")
+
+
+_IN_PASSWORD_HASH = re.compile(
+    r"\$(?:argon2(?:id|i|d)|2[abxy]?|scrypt|pbkdf2[^$\s]*|[567]|apr1)\$[^\s\"']*\Z"
+)
+# A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
+_PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
+_IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
+_WORD_PATH = re.compile(r"(?:~|\.)?/[a-z][a-z0-9_.-]*/[a-z0-9]")  # `/nix/store/…`, `~/.cache/…`
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+
+
+_SECRET_KIND = re.compile(r"(?m)^kind:[ \t]*Secret[ \t]*$")
+_DATA_BLOCK = re.compile(r"(?m)^([ \t]*)data:[ \t]*$")
+MANIFEST_LOOKBACK = 2048  # how far a value looks up for its manifest's `kind: Secret`
+
+
+def _in_secret_manifest(c: Candidate) -> bool:
+    """A value under the `data:` of a Kubernetes `kind: Secret`: base64 of a secret, whatever its
+    key's name (`DB_URL: cG9zdGdy…`)."""
+    if len(c.value) < 8 or c.before.rstrip(" \t\"'")[-1:] != ":":
+        return False
+    window = c.text[max(0, c.start - MANIFEST_LOOKBACK) : c.start]
+    if "Secret" not in window:
+        return False
+    window = window[window.rfind("\x00") + 1 :]
+    window = window[window.rfind("\n---") + 1 :]  # its own YAML document
+    if _SECRET_KIND.search(window) is None:
+        return False
+    m = _last(_DATA_BLOCK.finditer(window))
+    if m is None:
+        return False
+    indent = len(m.group(1))
+    lines = window[m.end() :].split("\n")[1:]
+    return all(not ln.strip() or len(ln) - len(ln.lstrip(" \t")) > indent for ln in lines)
+
+
+def _labelled_public(before: str) -> bool:
+    """A value alone on its line under a line that labels it public (`untrusted comment: minisign
+    public key`, `Public key:`): public material."""
+    if before.rstrip(" \t")[-1:] not in ("\n", ""):
+        return False
+    lines = before.rstrip(" \t").split("\n")
+    previous = lines[-2] if len(lines) >= 2 else ""
+    words = [w.lower() for w in _SPAN_WORDS.findall(previous)]
+    return any(w in ("public", "pub", "pubkey", "publickey") for w in words) and not any(
+        w in ("private", "secret", "priv") for w in words
     )
 
 
-# What a random run is when its name says so: an id, a cursor, a digest... (`x-amz-id-2: ...`,
-# `"next_cursor": "..."`). A name that also says secret is the assignment rule's to judge.
+def _last(matches: Iterator[re.Match[str]]) -> re.Match[str] | None:
+    """The last of `matches`, or None."""
+    last = None
+    for last in matches:  # noqa: B007 - the loop keeps the last
+        pass
+    return last
+
+
+def _continues_public(before: str) -> bool:
+    """A value under a block of ciphertext (a SealedSecret's `encryptedData:`), or at the start of a
+    line that continues the previous line's long run (a wrapped JWK modulus, an integrity hash cut
+    in two): it is what that run is, and that run's name or notation says it is no secret. A hex
+    run is a whole digest, never continued."""
+    if _under_ciphertext(before) or _labelled_public(before):
+        return True
+    line_start = len(before.rstrip(" \t"))
+    if before[line_start - 1 : line_start] not in ("\n", "\x00"):
+        return False
+    previous = before[: line_start - 1].rstrip(" \t\r")
+    run = _trailing(previous, _RUN_CHARS, BEFORE_CHARS)
+    if len(run) < 40 or is_hex(run):
+        return False
+    head = previous[: len(previous) - len(run)]
+    return bool(
+        _HASH_NOTATION.match(run)
+        or _HASH_BEFORE.search(head[-16:])
+        or _named_not_secret(head)
+        or run.startswith(_IMAGE_MAGIC)
+    )
+
+
+# What a random run is when its name says so: an id, a cursor, a digest, public material...
+# (`x-amz-id-2: ...`, `"next_cursor": "..."`, a JWK's `"n"`, `PublicKey = ...`). A name that also
+# says secret is the assignment rule's to judge.
 NOT_SECRET_NAME_WORDS = frozenset(
     {"id", "ids", "cursor", "etag", "digest", "hash", "checksum", "fingerprint", "integrity",
      "request", "trace", "span", "correlation", "flags", "details", "bin", "page", "next",
-     "continuation", "revision", "commit", "version"}
+     "continuation", "revision", "commit", "version", "public", "pub", "pubkey", "publickey",
+     "recipient", "recipients", "address", "addr", "wallet", "modulus", "exponent", "n", "e", "x", "y",
+     "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
+     "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
+     "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms"}
 )  # fmt: skip
 
 
 def _named_not_secret(before: str) -> bool:
-    if not before.rstrip(" \t\"'`").endswith((":", "=")):
+    stripped = before.rstrip(" \t\"'`[")
+    if not stripped.endswith((":", "=", ",")):
         return False
+    if stripped.endswith(","):  # a later element of a list: `"x5c": ["MIIC…", "MIID…"]`
+        head = stripped[: stripped.rfind("[")] if "[" in stripped[-200:] else ""
+        if not head:
+            return False
+        before = head
     name = assigned_name(before)
     if not name or name_strength(name) is not None:
         return False
-    return any(w.lower() in NOT_SECRET_NAME_WORDS for w in _NAME_WORDS.findall(name))
+    return any(w in NOT_SECRET_NAME_WORDS for w in _words(name))
 
 
 _RUN_SEGMENTS = re.compile(r"[^/._+=:-]+")
 
 
+@_value_cache
 def mostly_words(value: str) -> bool:
     """A name or a path with an id or a hash in it (`ingress-nginx-controller-7d9f8-x2x7k`,
     `/assets/application-<sha256>.css`): two words or more, and more of it spelled in words than
@@ -224,6 +673,7 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]+")
 _PRINTABLE = bytes([0x09, 0x0A, 0x0D, *range(0x20, 0x7F)])
 
 
+@_value_cache
 def _encodes_text(value: str) -> bool:
     """Base64 of text (a JSON cursor, feature flags, a protobuf of strings): nine in ten decoded
     bytes printable, where random key bytes give about four in ten; and no word in it that says
@@ -238,7 +688,32 @@ def _encodes_text(value: str) -> bool:
         return False
     if len(data) < 16 or len(data.translate(None, _PRINTABLE)) > 0.1 * len(data):
         return False
+    if basic_credential(data):
+        return False  # `user:password` (a Basic credential, an Azure DevOps `:<PAT>`) is a secret
     return _SECRET_WORDS_INSIDE.search(data) is None  # a docker config's `"auth": ...` is a secret
+
+
+_USER_PASSWORD = re.compile(rb"[^\s:]{0,64}:[^\s:]\S{5,}")
+
+
+def basic_credential(data: bytes) -> bool:
+    """Decoded base64 of `user:password` (an empty user too, as Azure DevOps uses): a password
+    a person chose or a random token after the colon."""
+    if _USER_PASSWORD.fullmatch(data) is None:
+        return False
+    password = data.split(b":", 1)[1].decode("ascii", "replace")
+    return keyish(password, 8) or human_password(password) or _generated(password)
+
+
+def _basic_token(c: Candidate) -> bool:
+    """`Basic <base64>` wherever it stands (a header's value in a YAML list, a log line): the
+    base64 decodes to `user:password`."""
+    core = c.value.rstrip("=")
+    try:
+        data = base64.b64decode(core + "=" * (-len(core) % 4), validate=True)
+    except ValueError:
+        return False
+    return basic_credential(data)
 
 
 _SECRET_WORDS_INSIDE = re.compile(rb"(?i)pass|secret|token|auth|key|credential|private")
@@ -248,42 +723,163 @@ _SECRET_WORDS_INSIDE = re.compile(rb"(?i)pass|secret|token|auth|key|credential|p
 
 _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 STRONG_WORDS = frozenset(
-    {"password", "passwd", "pass", "pwd", "passphrase", "passcode", "secret", "token", "credential",
-     "credentials", "creds", "apikey", "auth", "dsn", "authtoken", "accesstoken", "privatekey", "pat"}
+    {"password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "passcode", "secret", "secrets",
+     "token", "tokens", "credential", "credentials", "creds", "cred", "apikey", "auth", "dsn", "authtoken",
+     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer",
+     # the same words in other languages, as names and in prose (`Passwort:`, `senha =`)
+     "passwort", "kennwort", "wachtwoord", "contrasena", "senha", "haslo", "salasana", "losenord",
+     "passord", "adgangskode", "heslo", "jelszo", "sifre", "geheimnis", "geheim"}
 )  # fmt: skip
 STRONG_PAIRS = frozenset(
-    {("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key"), ("account", "key"),
-     ("master", "key"), ("signing", "key"), ("encryption", "key"), ("client", "key"),
-     ("connection", "string"), ("conn", "str"), ("shared", "key")}
+    {("api", "key"), ("private", "key"), ("priv", "key"), ("access", "key"), ("secret", "key"),
+     ("account", "key"), ("master", "key"), ("signing", "key"), ("encryption", "key"), ("client", "key"),
+     ("shared", "key"), ("preshared", "key"), ("seed", "phrase"),
+     ("recovery", "key"), ("license", "key"), ("app", "key"), ("write", "key"), ("admin", "key"),
+     ("recovery", "phrase"), ("secret", "phrase"), ("backup", "phrase"), ("seed", "words"),
+     ("recovery", "codes"), ("backup", "codes"), ("wallet", "key")}
 )  # fmt: skip
-WEAK_WORDS = frozenset({"key", "salt", "sig", "signature", "cookie", "session"})
-SUFFIXES_OK = frozenset(
-    {"value", "data", "base", "b64", "base64", "str", "string", "raw", "plain", "hex", "text"}
-)
+# Weak: a secret's only when random (`seed: 42` is a number, `accounts: ["0x<64 hex>"]` a wallet's keys).
+WEAK_WORDS = frozenset({"key", "keys", "salt", "sig", "signature", "cookie", "session", "seed", "accounts"})
+# After the secret's word: the same secret, qualified (`DB_PASSWORD_PROD`, `apiKeyV2`, `token_rw`).
+QUALIFIERS = frozenset(
+    {"value", "val", "data", "base", "b64", "base64", "str", "string", "raw", "plain", "plaintext",
+     "cleartext", "clear", "hex", "text", "pem", "prod", "production", "prd", "staging", "stage", "stg",
+     "dev", "develop", "development", "test", "testing", "qa", "uat", "sandbox", "sbx", "live", "demo",
+     "preview", "old", "new", "prev", "previous", "current", "curr", "cur", "latest", "primary",
+     "secondary", "backup", "main", "master", "admin", "root", "su", "ro", "rw", "readonly", "read",
+     "write", "readwrite", "full", "enc", "encoded", "encrypted", "confirm", "confirmation", "again",
+     "repeat", "retype", "eu", "us", "ap", "global", "local", "remote", "internal", "external", "default",
+     "fallback", "override", "orig", "original", "tmp", "temp", "temporary", "bot", "app", "ci", "deploy",
+     "svc", "api", "web", "mobile", "one", "two", "v", "secret", "access", "refresh", "token", "phrase", "in",
+     "out", "words", "codes"}
+)  # fmt: skip
+# After the secret's word: a fact about the secret, not the secret (`token_url`, `password_min_length`).
+NOT_SECRET_SUFFIXES = frozenset(
+    {"id", "ids", "name", "names", "file", "files", "path", "paths", "dir", "directory", "folder", "url",
+     "urls", "uri", "endpoint", "host", "hostname", "domain", "server", "port", "type", "types", "kind",
+     "mode", "method", "scheme", "format", "length", "len", "size", "count", "num", "number", "min", "max",
+     "limit", "limits", "budget", "ttl", "timeout", "expiry", "expires", "expiration", "expire", "expired",
+     "lifetime", "age", "duration", "interval", "period", "policy", "policies", "rule", "rules",
+     "pattern", "regex", "prefix", "suffix", "header", "headers", "field", "fields", "param", "params",
+     "parameter", "var", "vars", "env", "enabled", "disabled", "enable", "disable", "required", "optional",
+     "flag", "flags", "provider", "providers", "service", "manager", "store", "storage", "backend",
+     "helper", "handler", "util", "utils", "version", "versions", "label", "labels", "description",
+     "desc", "hint", "prompt", "message", "msg", "error", "errors", "status", "state", "reset",
+     "rotation", "rotate", "created", "updated", "modified", "at", "date", "time", "timestamp",
+     "location", "region", "project", "role", "roles", "scope", "scopes", "audience", "issuer",
+     "algorithm", "alg", "algo", "cipher", "encoding", "charset", "level", "strength", "complexity",
+     "hash", "hashed", "digest", "checksum", "fingerprint", "mask", "masked", "placeholder", "example",
+     "sample", "template", "config", "configuration", "settings", "setting", "options", "option",
+     "schema", "spec", "class", "module", "package", "lib", "plugin", "table", "column", "collection",
+     "index", "idx", "query", "total", "usage", "used", "cost", "price", "ratio", "percent", "window",
+     "arn", "ref", "reference", "source", "src", "target", "dest", "destination", "input", "output",
+     "callback", "redirect", "flow", "grant", "request", "response", "req", "res", "resp", "validator",
+     "validation", "valid", "check", "checker", "verify", "verifier", "generator", "gen", "factory",
+     "builder", "cache", "cached", "stdin", "stdout", "dialog", "form", "strategy", "retry", "retries",
+     "attempts", "threshold", "list", "map", "dict", "array", "queue", "topic", "bucket", "link", "page",
+     "view", "screen", "button", "icon", "user", "username", "login", "email", "owner", "principal",
+     "subject", "driver", "engine", "adapter", "secure", "httponly", "samesite", "less", "free",
+     "bytes", "bits", "vault", "uuid", "guid", "help", "doc", "docs", "log", "logs", "event",
+     "events", "exchange", "introspection", "revocation", "info", "metadata", "meta", "auth",
+     "attributes", "attribute", "group", "groups", "pair", "mapping", "signature"}
+)  # fmt: skip
 NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
-     "continuation", "pagination", "cursor", "idempotency"}
+     "continuation", "pagination", "cursor", "idempotency", "hash", "range", "row", "object", "lock",
+     "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "shard",
+     "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
+     "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
+     "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
+     # public by design: a publishable key, an anonymous key, a site key, a search-only key
+     "publishable", "anon", "site", "search"}
 )  # fmt: skip
-_PLACEHOLDER = re.compile(
-    r"(?i)(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\{[^}]*\}?|![A-Za-z_]+|\$\(.*\)|%[A-Za-z_]+%|\{\{.*\}\}|<[^>]*>|\[[^\]]*\]|\*+|x{3,}|\.{3,}|-+|_+|#+"
-    r"|changeme|change_?me|replace_?me|todo|fixme|tbd|password|secret|token|none|null|nil|true|false|undefined|example|test|dummy"
-    r"|placeholder|redacted|hidden|masked|required|optional|string|empty|your[_-].*|my[_-](?:password|secret|token).*)"
+# Pairs that name something else: an idempotency token (`client_token`), a TLS client certificate.
+NOT_SECRET_PAIRS = frozenset({("client", "token"), ("client", "cert")})
+# Words that end in a secret's word without being one (`bypass`, `monkey`).
+GLUED_EXCEPTIONS = frozenset(
+    {"bypass", "compass", "encompass", "surpass", "trespass", "overpass", "underpass", "impass", "monkey",
+     "turkey", "hockey", "donkey", "jockey", "whiskey", "lackey", "passkey", "hotkey", "turnkey"}
+)  # fmt: skip
+_PAIR_FIRSTS = frozenset(a for a, _ in STRONG_PAIRS)
+# Words that contain a secret's word without being glued to one.
+_WHOLE_WORDS = frozenset(
+    {"oauth", "author", "authors", "authority", "keyword", "keywords", "passage", "tokenizer", "getpass"}
 )
-_REFERENCE = re.compile(
-    r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+)"
-    r"|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*\))?|[A-Za-z_][A-Za-z0-9_.]*\(.*\)"
+_VOCABULARY = tuple(
+    sorted(
+        (
+            STRONG_WORDS
+            | WEAK_WORDS
+            | _PAIR_FIRSTS
+            | QUALIFIERS
+            | NOT_SECRET_SUFFIXES
+            | NOT_SECRET_BEFORE
+            | _WHOLE_WORDS
+        )
+        - {"v", "e", "n", "x", "y"},
+        key=len,
+        reverse=True,
+    )
 )
-_NUMBER = re.compile(r"[0-9][0-9_.,:]*")
-_SHORT_WORD = re.compile(r"[A-Za-z]{1,11}")
+_VOCABULARY_SET = frozenset(_VOCABULARY)
 
 
+@functools.lru_cache(maxsize=8192)
+def _split_glued(atom: str) -> tuple[str, ...]:
+    """A name's atom written without separators, split into known words from its end
+    (`pgpassword` -> pg, password; `clientsecret` -> client, secret; `secretkey` -> secret, key)."""
+    if len(atom) < 5 or atom in _VOCABULARY_SET or atom in GLUED_EXCEPTIONS:
+        return (atom,)
+    words: list[str] = []
+    rest = atom
+    while rest not in _VOCABULARY_SET:
+        for word in _VOCABULARY:
+            if len(word) > 1 and len(rest) > len(word) and rest.endswith(word):
+                words.append(word)
+                rest = rest[: -len(word)]
+                break
+        else:
+            break
+    words.append(rest)
+    return tuple(reversed(words))
+
+
+@functools.lru_cache(maxsize=8192)
+def _words(name: str) -> tuple[str, ...]:
+    return tuple(w for atom in _NAME_WORDS.findall(name) for w in _split_glued(atom.lower()))
+
+
+@functools.lru_cache(maxsize=8192)
 def name_strength(name: str) -> str | None:
-    """`strong`, `weak`, or None when the name is not a secret's (`token_budget`, `private_key_id`)."""
-    words = [w.lower() for w in _NAME_WORDS.findall(name)]
-    last = max((i for i, w in enumerate(words) if w in STRONG_WORDS or w in WEAK_WORDS), default=None)
-    if last is None or any(w not in SUFFIXES_OK for w in words[last + 1 :]):
+    """`strong`, `weak`, or None when the name is not a secret's (`token_budget`, `private_key_id`).
+
+    A name's words are read glued or apart (`PGPASSWORD`, `client_secret`, `apiKey`). After the
+    secret's word may come qualifiers (`_PROD`, `V2`, `_rw`); a word that names a fact about the
+    secret (`_url`, `_length`, `Name`), or any other word, says it is not one (`KeyGroup`). A
+    `secret` followed by `id` is an access key's id or an AppRole secret, when random.
+    """
+    words = _words(name)
+    if words in (("authorization",), ("proxy", "authorization")):  # a header's name, alone
+        return "strong"
+    secretish = [
+        i
+        for i, w in enumerate(words)
+        if w in STRONG_WORDS or w in WEAK_WORDS or (i and (words[i - 1], w) in STRONG_PAIRS)
+    ]
+    if not secretish:
         return None
-    if last > 0 and words[last - 1] in NOT_SECRET_BEFORE:
+    last = secretish[-1]
+    tail = words[last + 1 :]
+    if words[last] == "secret" and tail[:1] == ("id",):  # an access key's id, an AppRole secret: random
+        return "weak" if all(w in QUALIFIERS or w.isdigit() for w in tail[1:]) else None
+    for w in tail:
+        if w in NOT_SECRET_SUFFIXES or not (
+            w in QUALIFIERS or w.isdigit() or w in STRONG_WORDS or w in WEAK_WORDS
+        ):
+            return None
+    if last > 0 and (
+        words[last - 1] in NOT_SECRET_BEFORE or (words[last - 1], words[last]) in NOT_SECRET_PAIRS
+    ):
         return None
     strong = any(w in STRONG_WORDS for w in words[: last + 1]) or any(
         pair in STRONG_PAIRS for pair in itertools.pairwise(words)
@@ -291,35 +887,258 @@ def name_strength(name: str) -> str | None:
     return "strong" if strong else "weak"
 
 
-def real_value(value: str) -> bool:
-    """Not a placeholder, a variable or code reference, a number or one short word."""
+# Placeholders: words, templates and variables where a secret would be. Read as whole values, in
+# parts (a word list, openers, a symbolic form, a variable's name) so that no regex backtracks.
+_PLACEHOLDER_WORDS = frozenset(
+    {"changeme", "change_me", "changme", "replaceme", "replace_me", "todo", "fixme", "tbd", "password",
+     "secret", "token", "none", "null", "nil", "true", "false", "undefined", "example", "test", "dummy",
+     "placeholder", "redacted", "hidden", "masked", "required", "optional", "string", "empty", "notset",
+     "not_set", "not-set", "not set", "unset", "sk-", "ghp_",
+     # a secret's own name, or a default everyone knows, where the secret would be (`user:pass@`)
+     "pass", "passwd", "pwd", "pw", "user", "username", "admin", "guest", "root", "toor"}
+)  # fmt: skip
+# Placeholders spelled in words, whatever joins them (`change-me-please`, `Replace_Me`, `your.token`).
+_PLACEHOLDER_PHRASES = (
+    "changeme", "replaceme", "yourpassword", "yoursecret", "yourtoken", "yourapikey", "yourkey", "enteryour",
+    "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
+)  # fmt: skip
+_JOINERS = str.maketrans("", "", "-_. ")
+_PLACEHOLDER_OPENERS = (
+    "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
+    "my-password", "my_secret", "my-secret", "my_token", "my-token", "<%", "#{", "{{", "${", "$(", "{%",
+    "[[", "@microsoft.", "!ref ", "$__file", "arn:aws:secretsmanager:", "op://", "sm://", "vault:", "ref+",
+    # ciphertext meant to be committed: Jasypt's ENC(…), SOPS's ENC[…], Spring Cloud Config's {cipher}…,
+    # ejson's EJ[1:…], Doppler and Infisical references
+    "enc(", "enc[", "{cipher}", "ej[1:", "doppler://", "infisical://",
+)  # fmt: skip
+_SYMBOLIC_PLACEHOLDER = re.compile(
+    r"(?i)\$\{[^}]*\}?|\$env:[a-z_][a-z0-9_]*|![a-z_]+|%[a-z_(][^%]*%|<[^>]*>|\[[^\]]*\]"
+    r"|\{[a-z_][a-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
+)
+_ENV_NAME = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]*")
+_ENV_NAME_WORDS = ("key", "token", "secret", "password", "pass", "pwd", "credential")
+
+
+@_value_cache
+def _placeholder_form(value: str) -> bool:
+    """A word, a template, a variable or a filler standing where a secret would be: `changeme`,
+    `${DB_PASSWORD}`, `<your-api-key>`, `{{ .Values.token }}`, `****`, `MY_API_KEY`."""
+    lowered = value.lower()
+    if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
+        return True
+    if lowered.translate(_JOINERS).startswith(_PLACEHOLDER_PHRASES):
+        return True
+    if len(lowered) == 5 and lowered.startswith("xox") and lowered.endswith("-"):
+        return True
+    if value[:1] in "$!%<[{*.-_#•xX" and _SYMBOLIC_PLACEHOLDER.fullmatch(value):
+        return True
+    if "_" in lowered and _ENV_NAME.fullmatch(lowered):
+        tail = lowered[lowered.index("_") :]
+        return any(word in tail for word in _ENV_NAME_WORDS)
+    return False
+
+
+_SHELL_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_REFERENCE_START = re.compile(
+    r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+|arn:aws)"
+)
+_DOTTED = re.compile(
+    r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)+(?:\(.*)?|[A-Za-z_][A-Za-z0-9_.:]*\(.*"
+)
+_CALL = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)")
+_NUMBER = re.compile(r"[0-9][0-9_.,:]*")
+_SHORT_WORD = re.compile(r"[^\W\d_]{1,11}")  # one word, in any script (`Contraseña`)
+
+
+def _reference(value: str) -> bool:
+    """Code that names a value rather than holding one: `os.environ["X"]`, `config.db.password`,
+    `getToken()`, `win32api.RegEnumKey`. A dotted value whose pieces are random (`Xk9.pQ2z`) is a
+    password with a dot."""
+    value = value.lstrip("(!*&")
+    if _REFERENCE_START.match(value) or _CALL.fullmatch(value):
+        return True
+    if _DOTTED.fullmatch(value) is None:
+        return False
+    pieces = [p for p in re.split(r"[.():\"',]+", value) if p]
+    wordlike = [_wordlike(p) and _classes(p) < 3 for p in pieces]  # `QEk4` mixes all three: random
+    return wordlike[-1] and 2 * sum(wordlike) >= len(pieces)
+
+
+def _path(value: str) -> bool:
+    """A path spelled in words (`/home/ana/projects`, `~/.ssh/id_rsa`, `C:\\Users\\svc`,
+    `projects/acme/secrets/api-key/versions/latest`)."""
+    if "/" not in value and "\\" not in value:
+        return False
+    return all(_wordlike(s) for s in re.split(r"[/\\.~:_-]+", value) if s)
+
+
+@_value_cache
+def real_value(value: str, *, code: bool = True) -> bool:
+    """Not a placeholder, a variable or code reference, a path, a hash, a number or one short word.
+    Where no code is (`code` False: a URL's query, a connection string), a dotted value is a value."""
     value = value.strip()
-    return not (
-        len(value) < 6
-        or _PLACEHOLDER.fullmatch(value)
-        or (_REFERENCE.fullmatch(value) and not keyish(value.replace(".", ""), 16))
-        or _NUMBER.fullmatch(value)
-        or _SHORT_WORD.fullmatch(value)
+    if len(value) < 6 or placeholder(value) or _NUMBER.fullmatch(value) or _SHORT_WORD.fullmatch(value):
+        return False
+    if _dense_random(value):
+        return True  # `(4*8n!o(co8aci#v4hi%t$…`: random by itself, whatever it starts with
+    if _WORDS_ONLY.fullmatch(value) or _identifier(value) or _code_start(value) or _names_a_secret(value):
+        return False  # `a secret`, `selective_auth`, `ParseResults`, `{ENDOFTEXT: …}`: words or code
+    return not ((code and _reference(value)) or _path(value) or _HASH_NOTATION.match(value))
+
+
+_RUBY_SYMBOL = re.compile(r":[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _code_start(value: str) -> bool:
+    """A value that opens as code does: a bracket (`{ENDOFTEXT: …}`, `(a, b)`) or a Ruby symbol."""
+    return value[0] in "{([" or _RUBY_SYMBOL.fullmatch(value) is not None
+
+
+@_value_cache
+def _dense_random(value: str) -> bool:
+    """Twelve characters or more, no space, symbols among letters and digits, and random: a
+    generated password or key (`(4*8n!o(co8…`, `5_fWj8:$7PrNIuIv-upWFosQ#`), not code."""
+    if (
+        len(value) < 12
+        or _WHITESPACE.search(value) is not None
+        or value.startswith(("${", "{{", "<%", "$(", "#{"))
+    ):
+        return False
+    symbols = len(value) - sum(map(str.isalnum, value))
+    return symbols > 0 and _entropy(value) >= 3.4 and keyish(value, 12)
+
+
+def _names_a_secret(value: str) -> bool:
+    """A value that is itself a secret's name (`current-password`, `postgres-password`,
+    `pg-credentials`): a label or a key into a store, not the secret."""
+    return (
+        _NAME_VALUE.fullmatch(value) is not None and _all_wordlike(value) and name_strength(value) is not None
     )
 
 
-_ASSIGN_TAIL = " \t\"'`=:>|,]"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
+_NAME_VALUE = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[-_.][A-Za-z0-9]+)*")
+# Words of a sentence, not of a passphrase (`Enter your password`, `Forgot password?`).
+_STOPWORDS = frozenset(
+    {"a", "an", "the", "and", "or", "of", "to", "in", "on", "at", "for", "by", "with", "from", "is", "are",
+     "was", "be", "it", "this", "that", "your", "my", "our", "you", "we", "i", "me", "not", "no", "please",
+     "enter", "forgot", "new", "current", "confirm", "change", "reset", "show", "hide", "here", "if",
+     "as", "de", "la", "le", "el", "der", "die", "das", "und", "du", "des", "en", "et", "y", "o"}
+)  # fmt: skip
+_PASSPHRASE = re.compile(r"[A-Za-z]{2,12}(?:[ \t_.-][A-Za-z]{2,12}){2,23}(?:[ \t_.-]?[0-9]{1,4})?[!?.]?")
+
+
+@_value_cache
+def passphrase(value: str) -> bool:
+    """Three words or more chosen as a passphrase (`summit mango zephyr cactus`,
+    `cobalt-violet-orbit-mosaic-pepper`, a BIP-39 mnemonic): no sentence's words (`Enter your
+    password`), no word that says secret or placeholder, each in one case."""
+    if _PASSPHRASE.fullmatch(value) is None:
+        return False
+    words = [w for w in re.split(r"[ \t_.!?-]+", value) if w and not w.isdigit()]
+    if any(not (w.islower() or w.istitle()) for w in words):
+        return False  # `ParseResults_Final`, `HTTPServer-v2`: names, not a passphrase
+    lowered = [w.lower() for w in words]
+    stop = sum(w in _STOPWORDS for w in lowered)
+    if stop > (2 if len(words) >= 12 else 0):
+        return False
+    return not any(
+        w in STRONG_WORDS or w in WEAK_WORDS or w in _PLACEHOLDER_WORDS or w in _MASK_WORDS for w in lowered
+    )
+
+
+_VERSION = re.compile(r"v?[0-9]+(?:[._-][0-9A-Za-z]+)+|[A-Za-z]+-[0-9]+|[A-Z][A-Z0-9]*-[0-9]+")
+
+
+@_value_cache
+def human_password(value: str) -> bool:
+    """A password a person chose (`Winter2024!34`, `Fjord@2012`, `Lil@c929!`, `HollowPixel7+ag`):
+    eight characters or more, no space, letters with a digit, and a symbol or both cases; not a
+    version, an address, a path or a ticket (`v1.2.3`, `bob@example.com`, `OPS-1234`)."""
+    if not 8 <= len(value) <= 64 or _WHITESPACE.search(value) is not None:
+        return False
+    letters = sum(map(str.isalpha, value))
+    digits = sum(map(str.isdigit, value))
+    if letters < 3 or not digits:
+        return False
+    symbol = any(ch in _HUMAN_SYMBOLS for ch in value)
+    cases = value.lower() != value and value.upper() != value
+    if not (symbol or cases) or _VERSION.fullmatch(value) or "://" in value:
+        return False
+    if re.fullmatch(r"[^@\s]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+", value) or placeholder(value):
+        return False
+    return not (_path(value) and not any(ch in _HUMAN_SYMBOLS and ch not in "/\\:" for ch in value))
+
+
+_HUMAN_SYMBOLS = frozenset("!@#$%^&*+?~=/:;<>|\\")
+
+
+_WORDS_ONLY = re.compile(r"[A-Za-z]+(?: [A-Za-z]+)+[ .!?*:;,]*|(?:[^ ]+ ){3,}[^ ]*")
+_IDENTIFIER_SHAPE = re.compile(
+    r"_*[A-Za-z][A-Za-z0-9]*(?:[_-][A-Za-z0-9]+)*|[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+"
+)
+
+
+@_value_cache
+def _identifier(value: str) -> bool:
+    """An identifier or a constant spelled in words: `selective_auth`, `ParseResults`,
+    `NSPersistentHistoryToken`, `CURLOPT_READDATA`, `CRAM-MD5`; not a word alone (`hunter`)."""
+    if _IDENTIFIER_SHAPE.fullmatch(value) is None or not _all_wordlike(value):
+        return False
+    if _CONSONANT_RUN.search(value) or _vowel_share(value) < MAX_RANDOM_VOWEL_SHARE:
+        return False  # random letters (`KacgnfVdkvOhXDgNJMZzwbih`), not words
+    atoms = [a for a in _ATOM.findall(value) if a.isalpha()]
+    voiceless = [a for a in atoms if not any(v in a for v in "aeiouyAEIOUY")]
+    if (
+        len(voiceless) >= 2
+        or any(len(a) >= 3 for a in voiceless)
+        or any(len(a) >= 5 and _vowel_share(a) < 0.2 for a in atoms)
+    ):
+        return False  # pieces no word is spelled with (`zx`, `Rvr`): random, not an identifier
+    if value.isupper():
+        return "_" in value or "-" in value
+    if _CMDLET.fullmatch(value):
+        return True  # PowerShell's Verb-Noun (`Read-Host`, `ConvertTo-SecureString`)
+    return "_" in value or any(a.islower() and b.isupper() for a, b in itertools.pairwise(value))
+
+
+_CMDLET = re.compile(r"[A-Z][a-z]+[A-Z]?[a-z]*-[A-Z][A-Za-z]+")
+
+
+_URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
+
+
+_ASSIGN_TAIL = " \t\"'`=:>|,]-"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 def assigned_name(before: str) -> str:
-    """The name a value is assigned to: the identifier just before `=`, `:`, `=>`... and quotes."""
+    """The name a value is assigned to: the identifier just before `=`, `:`, `=>`... and quotes.
+
+    A name of letters alone takes up to two words before it (`api key: …`, `public key: …`), so
+    the words around a secret's word can say what it is.
+    """
     end = len(before.rstrip(_ASSIGN_TAIL))
     start = end
     while start > 0 and before[start - 1] in _NAME_CHARS and end - start < 64:
         start -= 1
-    return before[start:end]
+    name = before[start:end]
+    if name and all(ch in _LETTERS for ch in name):
+        for _ in range(2):
+            if start < 2 or before[start - 1] != " " or before[start - 2] not in _LETTERS:
+                break
+            word_start = start - 1
+            while word_start > 0 and before[word_start - 1] in _LETTERS and start - word_start < 16:
+                word_start -= 1
+            start = word_start
+        name = before[start:end]
+    return name
 
 
 # In prose, up to six words between the name and `is`/`was`/`are`/`to`: "the token for the
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
 _PROSE_TAILS = tuple(
-    re.compile(rf"(?i)[ \t]+(?:[A-Za-z]{{1,12}}[ \t]+){{{k}}}(?:is|was|are|to)[ \t]+[\"'`]?\Z")
+    re.compile(rf"(?i)[ \t]+((?:[A-Za-z0-9_.-]{{1,20}}[ \t]+){{{k}}})(?:is|was|are|to):?[ \t]+[\"'`]?\Z")
     for k in range(7)
 )
 # Between a name and its value, besides `=`, `:` and quotes: a value field (`- name: X` then
@@ -328,52 +1147,1275 @@ _FIELD_TAIL = re.compile(
     r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?value[\"']?[ \t]*[:=][ \t]*[\"'`]?\Z"
     r"|[\"'`\])]*[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
 )
+# An HCL block's default after its name (`variable "db_password" { default = "…" }`).
+_BLOCK_DEFAULT = re.compile(r"(?i)[\"']?[ \t]*\{[^{}]*\b(?:default|value)[ \t]*=[ \t]*[\"']?\Z")
 
 
 def _prose_name(before: str) -> str | None:
-    """In prose, the secret's name before `is`/`to`..., or None when `before` is no such prose."""
+    """In prose, the secret's name before `is`/`to`..., or None when `before` is no such prose or
+    a word between says the value is something else (`the key fingerprint is …`)."""
     tail = before[-100:]
     for prose in _PROSE_TAILS:
         m = prose.search(tail)
         if m is not None:
             name = assigned_name(before[: len(before) - len(tail) + m.start()])
+            if name_strength(name) is None:  # `Reset password to …`: the verb is not the name's
+                name = name.rsplit(" ", 1)[-1]
             if name_strength(name) is not None:
+                between = _NAME_WORDS.findall(m.group(1))
+                if any(
+                    w.lower() in NOT_SECRET_SUFFIXES or w.lower() in NOT_SECRET_NAME_WORDS for w in between
+                ):
+                    return None
                 return name
     return None
 
 
+# A type where a value would be (TypeScript, Rust, Go parameters and fields): `token: string)`,
+# `secret: Uint8Array,`, `apiKey?: string;`, `password: Option<String>`.
+_TYPE_EXPRESSION = re.compile(
+    r"&?(?:mut )?[A-Za-z_][A-Za-z0-9_]*(?:<[^\x00\s]*>)?(?:\[\])*[!?]?[)>\],;:|&={]*"
+)
+_CODE_AFTER = re.compile(r"[ \t]*(?:[),;|&>\]=]|\[\]|\{|$)")
+_OPTIONAL_MARK = re.compile(r"\?[ \t]*:[ \t]*\Z")
+
+
+def _type_annotation(c: Candidate) -> bool:
+    value = c.value
+    if _TYPE_EXPRESSION.fullmatch(value) is None:
+        return False
+    ident = re.match(r"&?(?:mut )?([A-Za-z_][A-Za-z0-9_]*)", value)
+    if ident is None or not _all_wordlike(ident.group(1)) or keyish(ident.group(1), 8):
+        return False
+    if _OPTIONAL_MARK.search(c.before) or value[-1] in ")>],;:|&={!":
+        return True
+    return _CODE_AFTER.match(c.after) is not None and c.after[:1] not in ("", "\n", "\r")
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+
+
+def _code_expression(c: Candidate) -> bool:
+    """An identifier the code goes on calling, indexing or reading (`ParseResults(`, `args[0]`)."""
+    return _IDENTIFIER.fullmatch(c.value) is not None and c.after[:1] in ("(", "[", ".")
+
+
+# A declaration with a type between its name and its value: `const TOKEN: &str = "…"`,
+# `val password: String = "…"`, `var apiKey string = "…"`.
+_TYPED = re.compile(
+    r"([A-Za-z_][A-Za-z0-9_.-]*)[\"'`]?[ \t]*(?::[ \t]*|[ \t]+)&?(?:'static[ \t]+)?"
+    r"[A-Za-z_][A-Za-z0-9_.<>]*[ \t]*=[ \t]*[\"'`]?\Z"
+)
+
+
+def _assignment(before: str) -> tuple[str, str]:
+    """The name a value is given (and the text up to its end): before `=`, `:` and quotes; else
+    before a value field (`- name: X` then `value:`), a lookup's default (`X || 'v'`), an HCL
+    block's default, or a typed declaration (`TOKEN: &str = `)."""
+    name = assigned_name(before)
+    if name_strength(name) is not None:
+        return before, name
+    tail = before[-200:]
+    field = _FIELD_TAIL.search(tail) or _BLOCK_DEFAULT.search(tail)
+    if field is not None:
+        head = before[: len(before) - len(tail) + field.start()]
+        return head, assigned_name(head)
+    typed = _TYPED.search(before[-120:]) if before.rstrip(" \t\"'`").endswith("=") else None
+    return before, typed.group(1) if typed else name
+
+
+def _quoted(c: Candidate) -> bool:
+    """The value stands between a pair of quotes: a string literal, never a type or a call."""
+    q = c.before[-1:]
+    return q in ("'", '"', "`") and c.after[:1] == q
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
-    `the password is value` in prose: the value must be random."""
-    if not real_value(c.value):
+    `the password is value` in prose: the value must be random or a password a person chose.
+    Quoted, a strong name's value may be a passphrase of words."""
+    value = _credential_of(c.value)
+    if value is None:
         return False
-    tail = c.before[-100:]
-    field = _FIELD_TAIL.search(tail)
-    before = c.before[: len(c.before) - len(tail) + field.start()] if field else c.before
-    strength = name_strength(assigned_name(before))
+    quoted = _quoted(c)
+    in_code = _URL_PARAMETER.search(c.before[-64:]) is None
+    if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
+        return False
+    real = real_value(value, code=in_code)
+    if not real and not (quoted and passphrase(value)):
+        return False
+    before, name = _assignment(c.before)
+    strength = name_strength(name)
     if strength is not None:
-        return strength == "strong" or keyish(c.value, 16)
+        at = before.rfind(name) if name else -1
+        edge = before[at - 1 : at] if at > 0 else ""
+        if edge in ("/", "+") or (edge.isalnum() and edge.isascii()):
+            return False  # the name is the tail of a longer run (base64, a path), not a name
+        if _under_ciphertext(before):
+            return False
+        if not real:
+            return strength == "strong"
+        return strength == "strong" or _random_weak_value(value)
     prose = _prose_name(c.before)
-    return prose is not None and keyish(c.value, 8)
+    return prose is not None and (keyish(value, 8) or human_password(value) or (quoted and passphrase(value)))
+
+
+_SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z-]*)[ \t]+(\S.*)")
+
+
+def _credential_of(value: str) -> str | None:
+    """The credential in a value (`Bearer $env:API_TOKEN` holds `$env:API_TOKEN`), or None when
+    the value is an authorization scheme and a placeholder."""
+    m = _SCHEME_VALUE.fullmatch(value)
+    if m is None or m.group(1).lower() not in _SCHEMES:
+        return value
+    credential = m.group(2).strip()
+    return None if placeholder(credential) else credential
+
+
+_CIPHERTEXT_PARENT = re.compile(
+    r"(?im)^([ \t]*)(?:encryptedData|encrypted_data|sealedSecrets?|ciphertexts?)[ \t]*:[ \t]*$"
+)
+
+
+def _under_ciphertext(before: str) -> bool:
+    """A field of a block that holds ciphertext meant to be committed (a SealedSecret's
+    `encryptedData:`): the value is encrypted, not the secret."""
+    if "ncrypted" not in before and "ealed" not in before and "iphertext" not in before:
+        return False  # (one scan for the words first: most windows hold none)
+    m = _last(_CIPHERTEXT_PARENT.finditer(before))
+    if m is None:
+        return False
+    indent = len(m.group(1))
+    for line in before[m.end() :].split("\n")[1:]:
+        if line.strip() and len(line) - len(line.lstrip(" \t")) <= indent:
+            return False  # the block ended before the value
+    return True
+
+
+_FORMAT = re.compile(r"%[sdr]\b|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\{[0-9]?\}")
+_NAMED_FORMAT = re.compile(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]")  # `%(DB_PASSWORD)s` alone
+_FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
+
+
+_PASSWORD_HASH = re.compile(
+    r"\$(?:2[abxy]?|5|6|7|y|gy|argon2(?:id|i|d)|scrypt|pbkdf2[-_a-z0-9]*|sha1|md5|apr1)\$\S+"
+    r"|(?:pbkdf2_sha256|pbkdf2_sha1|bcrypt_sha256|argon2|sha1|md5)\$\S+|\{(?:SSHA|SHA|SSHA512|BCRYPT|CRYPT)\}\S+"
+    r"|\*[0-9A-F]{40}"
+)
+
+
+@_value_cache
+def placeholder(value: str) -> bool:
+    """A placeholder where a secret would be: a template, a variable, a mask, a word such as
+    `changeme`, a format string (`Basic %s`, `--password={}`); or a password's hash in its usual
+    notation (`$2b$12$…`, `$argon2id$…`, `pbkdf2_sha256$…`), which stands where a password is
+    checked and is no secret."""
+    if not value or _placeholder_form(value) or masked(value) or _PASSWORD_HASH.fullmatch(value):
+        return True
+    if _FORMAT.search(value) and (
+        " " in value or _FORMAT_FIELD.search(value) or _NAMED_FORMAT.fullmatch(value)
+    ):
+        return True
+    variable = _SHELL_VARIABLE.fullmatch(value)
+    return variable is not None and _all_wordlike(variable.group(1))
+
+
+@_value_cache
+def _random_weak_value(value: str) -> bool:
+    """A weak name's value (`key`, `salt`, `signature`): random, in one piece (no spaces, no
+    `name=value` inside it); hex only as long as a key is (32 digits or more: shorter, it is an
+    id or a hash's prefix)."""
+    if any(ch in value for ch in " \t") or "=" in value.rstrip("="):
+        return False
+    if _HEX.fullmatch(value):
+        return len(value) >= 32 and _classes(value) >= 2
+    return _random_argument(value) or _generated(value)
 
 
 def _not_placeholder(c: Candidate) -> bool:
-    """A password in a URL or a .netrc: anything but a placeholder (`password`, `${DB_PASS}`)."""
-    return _PLACEHOLDER.fullmatch(c.value) is None
+    """A password in a URL or a .netrc: anything but a placeholder (`password`, `${DB_PASS}`, `$PASS`)
+    or a default that repeats the user (`postgres://postgres:postgres@localhost`)."""
+    value = c.value
+    if placeholder(value):
+        return False
+    user = re.search(r"([A-Za-z0-9_.-]+)[:%/]\Z", c.before[-70:])
+    return user is None or user.group(1) != value
 
 
 def _random_user(c: Candidate) -> bool:
     """`user:password` where the user is itself a key (`https://<public key>:<secret>@sentry.io`)."""
     user, _, password = c.value.partition(":")
-    return keyish(user, 16) and _not_placeholder(Candidate(password, c.before))
+    return keyish(user, 16) and not (password and _placeholder_form(password))
 
 
-CHECKS: dict[str, Callable[[Candidate], bool]] = {
+# -- how a secret is passed ------------------------------------------------------------------------------
+
+_FLAG_NAME = re.compile(
+    r"-{1,2}([A-Za-z0-9][A-Za-z0-9_.-]*)(?:[ \t=]+|[\"'][ \t]*,[ \t]*)"
+    r"(?:(?:pass|env|file|fd|stdin):)?[\"']?\Z"
+)
+
+
+@_value_cache
+def _generated(value: str) -> bool:
+    """Characters a generator chose: random by itself, or letters and digits mixed through it
+    (`zsul492lfvukgy77qab`), not a word with a number at its end (`python3`, `build2024`)."""
+    if _random_secret(value, 12):
+        return True
+    digits = sum(map(str.isdigit, value))
+    return (
+        len(value) >= 10
+        and digits >= 2
+        and _letters(value) >= 2
+        and re.fullmatch(r"[A-Za-z_-]+[0-9]+|[0-9]+[A-Za-z_-]+", value) is None
+    )
+
+
+def _password_like(value: str, *, strict: bool = False) -> bool:
+    """A value a person or a generator chose as a password: real, no spaces, not a flag or a
+    path. `strict` (a one-letter flag, which many tools use for other things): nor a port
+    mapping, a plugin or a plain word (`-p 8080:80`, `-p no:cacheprovider`, `-p xdist`)."""
+    if not real_value(value) or value.startswith("-") or any(ch in value for ch in " \t"):
+        return False
+    if not strict:
+        return True
+    if re.fullmatch(r"[0-9.:/,-]+|[a-z]+:[a-z_-]+", value):
+        return False
+    if re.fullmatch(r"[a-z][a-z0-9_-]*", value):
+        return _generated(value)
+    return not _all_wordlike(value) or any(not ch.isalnum() for ch in value) or _classes(value) >= 2
+
+
+def _pairs(value: str) -> bool:
+    """A list of `name=value` pairs (`KeyAlgorithm=TDES,KeyUsage=…`), not one secret."""
+    return value.rstrip("=").count("=") >= 2 or ("," in value and "=" in value)
+
+
+def _flag_value(c: Candidate) -> bool:
+    """`--password x`, `--db-password=x`, `-storepass x`, `-passin pass:x`: the flag's name says
+    secret; the value must be real (random for a weak name) and not a path, a flag or a prompt."""
+    m = _FLAG_NAME.search(c.before[-80:])
+    if m is None:
+        return False
+    strength = name_strength(m.group(1))
+    if strength is None or _cut_short(c) or _pairs(c.value):
+        return False
+    if not _password_like(c.value):
+        return strength == "strong" and _quoted(c) and passphrase(c.value)
+    return strength == "strong" or _random_secret(c.value, 12)
+
+
+_USER_ON_LINE = re.compile(
+    r"(?:^|[ \t])(?:-u|-U|-l|--user|--username|-D|login|--login)(?:[ \t=]|\S)|[A-Za-z0-9_.-]@[A-Za-z0-9]"
+)
+_SHORT_FLAG_TOOL = {
+    "w": re.compile(r"(?i)ldap"),
+    "a": re.compile(r"(?i)redis"),
+    "k": re.compile(r"(?i)openssl"),
+    "K": re.compile(r"(?i)openssl"),  # the raw key of `openssl enc -K <hex>`
+    "N": re.compile(r"ssh-keygen"),
+    "A": re.compile(r"(?i)snmp"),  # SNMPv3's authentication and privacy passphrases
+    "X": re.compile(r"(?i)snmp"),
+}
+
+
+def _short_flag(c: Candidate) -> bool:
+    """`-p value`, `-pvalue`, `-p'value'`: a one-letter flag that a tool reads as its password.
+    Glued or quoted, a password-like value is enough; spaced, the line must also name a user
+    (`-u`, `--username`, `user@host`, a `login`) or the value be random by itself. `-w`, `-a` and
+    `-k` are passwords only for the tools that read them so (LDAP, Redis, OpenSSL)."""
+    line = c.line_before()
+    m = re.search(r"-([pPwakNKAX])[ \t]*[\"']?\Z", line)
+    if m is None or _cut_short(c):
+        return False
+    letter = m.group(1)
+    tool = _SHORT_FLAG_TOOL.get(letter)
+    if tool is not None and tool.search(line) is None:
+        return False
+    spaced = line[m.end(1) : m.end(1) + 1] in (" ", "\t")
+    quoted = line.endswith(("'", '"'))
+    context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
+    user = spaced and _USER_ON_LINE.search(context) is not None
+    if quoted or tool is not None or user:  # a password whatever it spells: words, a passphrase
+        lenient = _password_like(c.value) and not _PORT_OR_PLUGIN.fullmatch(c.value)
+        return lenient or (quoted and passphrase(c.value))
+    if not _password_like(c.value, strict=True):
+        return False
+    if not spaced:  # -pvalue: a password, not a word (-pedantic) or a number (-p4096)
+        return c.value[:1].isalnum() and (
+            _generated(c.value) or (_classes(c.value) >= 2 and _letters(c.value) >= 2)
+        )
+    value = c.value
+    return _generated(value) or (any(ch.isdigit() for ch in value) and any(not ch.isalnum() for ch in value))
+
+
+_PGPASS_LINE = re.compile(r"[ \t]*[A-Za-z0-9*][^\s:]*:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:")
+
+
+_PORT_OR_PLUGIN = re.compile(r"[0-9.:/,-]+|[a-z]+:[a-z_-]+")
+
+
+def _pgpass(c: Candidate) -> bool:
+    """A .pgpass line's password: the line is host:port:database:user:password, from its start."""
+    return _PGPASS_LINE.fullmatch(c.line_before()) is not None and _not_placeholder(c)
+
+
+def _spaced_value(c: Candidate) -> bool:
+    """`PASSWORD 'x'` (SQL), `ENV DB_PASSWORD x` (Dockerfile), `password hunter2!` in a chat,
+    `IDENTIFIED BY 'x'`: a strong name, a space, and a value a person chose (not a word, a flag,
+    a path)."""
+    line = c.line_before()
+    quoted = line.endswith(("'", '"', "`"))
+    head = line.rstrip("'\"`").rstrip(" \t=")
+    core = c.value if quoted else c.value.rstrip(",.;:?)*@")
+    if head[-2:].lower() == "by" and _IDENTIFIED_BY.search(head[-24:]):
+        return not placeholder(core) and len(core) >= 4 and (quoted or _chosen(core))
+    if head.endswith(_VALUE_FLAGS):  # `gh secret set NAME --body value`
+        head = head[: head.rfind(" ")].rstrip(" \t")
+    name = _trailing(head, _SPACED_NAME_CHARS)
+    if not name:
+        return False
+    strength = name_strength(name)
+    if strength is not None and _SETTER.search(head[: len(head) - len(name)][-80:]):  # it stores a value
+        if c.value.startswith("-"):
+            return False  # the next flag (`gh secret set NAME --repo …`), not the value
+        return real_value(c.value) and (strength == "strong" or _random_weak_value(c.value))
+    if strength != "strong":
+        return False
+    if quoted and passphrase(core):
+        return True
+    return _password_like(core, strict=not quoted) and (quoted or _chosen(core))
+
+
+_IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by\Z")
+_VALUE_FLAGS = (" --body", " --value", " --data", " -b", "\t--body", "\t--value", "\t--data", "\t-b")
+_SPACED_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/-")
+# A command that stores a value under a name: `aws configure set`, `setx`, `git config`,
+# `doppler secrets set`.
+_SETTER = re.compile(r"(?:^|[ \t])(?:set|setx|config|add)(?:[ \t]+-{1,2}[A-Za-z-]+)*[ \t]+\Z")
+
+
+def _trailing(text: str, chars: frozenset[str], limit: int = 80) -> str:
+    """The longest end of `text` made of `chars` (at most `limit` of them)."""
+    i = len(text)
+    while i > 0 and text[i - 1] in chars and len(text) - i < limit:
+        i -= 1
+    return text[i:]
+
+
+def _chosen(value: str) -> bool:
+    """A bare word in a sentence that is a password: letters with a digit or a symbol inside, no
+    code (`C{None}`, `embed=True`), no constant (`GETTEXT_POISON`), no word (`expired`)."""
+    if any(ch in value for ch in "={}()[]") or not any(ch.isalpha() for ch in value):
+        return False
+    if value.isupper() and _all_wordlike(value):
+        return False
+    return any(ch.isdigit() or ch in _PASSWORD_SYMBOLS for ch in value)
+
+
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+?~")
+
+
+def _setter_value(c: Candidate) -> bool:
+    """`aws configure set NAME value`, `setx NAME value`, `gh secret set NAME --body value`: the
+    value follows a secret's name as the next argument of a command that stores it."""
+    m = re.search(
+        r"([A-Za-z0-9_.:/-]+)[ \t]+(?:(?:--body|--value|--data|-b)[ \t=]+)?[\"']?\Z", c.line_before()
+    )
+    if m is None or not real_value(c.value):
+        return False
+    strength = name_strength(m.group(1))
+    return strength == "strong" or (strength == "weak" and _random_secret(c.value))
+
+
+_SCHEMES = frozenset(
+    {
+        "bearer",
+        "token",
+        "basic",
+        "digest",
+        "apikey",
+        "api-key",
+        "key",
+        "ssws",
+        "splunk",
+        "negotiate",
+        "ntlm",
+        "hmac",
+        "oauth",
+        "jwt",
+    }
+)
+
+
+def _authorization(c: Candidate) -> bool:
+    """The credential of an `Authorization:` header, whatever its scheme: a password after
+    `Bearer` is still the credential. Not a variable, a template or the scheme alone."""
+    value = c.value
+    if (
+        value.lower() in _SCHEMES
+        or not real_value(value)
+        or _cut_short(c)
+        or any(ch in value for ch in "()[]{}")
+    ):
+        return False
+    return not (value.startswith(("+", "$")) or value.endswith("+"))
+
+
+_CALL_OPEN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|\\|->)[A-Za-z_][A-Za-z0-9_]*)*)?[ \t]*\($")
+_CLIENT_WORDS = frozenset(
+    {"client", "api", "sdk", "init", "initialize", "configure", "setup", "connect", "login", "auth",
+     "authenticate", "credential", "credentials", "session", "service", "rest", "gateway", "basic",
+     "signin", "sign", "bearer", "token", "password", "secret", "key", "apikey", "creds", "app", "keen",
+     "wallet", "signer", "keypair", "account"}
+)  # fmt: skip
+# Calls that take a password as they take a user: a login, a credential, a connection.
+_LOGIN_WORDS = frozenset(
+    {"login", "logon", "signin", "auth", "authenticate", "credential", "credentials", "creds", "connect",
+     "bind", "pdo", "password", "passwd", "passphrase", "secret", "basic", "jwt", "hmac"}
+)  # fmt: skip
+_CONSTRUCTORS = frozenset({"new", "create", "build", "builder", "of", "with", "from", "init", "make"})
+_LITERAL_OR_ARG = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^,()\"'\n]+")
+
+
+def _call_before(line: str) -> tuple[str, list[str]] | None:
+    """The innermost call still open before the value: its callee and the arguments before it."""
+    depth, i = 0, len(line) - 1
+    while i >= 0:
+        ch = line[i]
+        if ch in "\"'":
+            j = line.rfind(ch, 0, i)
+            if j < 0:
+                return None
+            i = j - 1
+            continue
+        if ch == ")":
+            depth += 1
+        elif ch == "(":
+            if depth == 0:
+                m = _CALL_OPEN.search(line[: i + 1])
+                callee = m.group(1) or "" if m else ""
+                args = [a.strip() for a in line[i + 1 :].split(",")][:-1]
+                return callee, args
+            depth -= 1
+        i -= 1
+    return None
+
+
+def _callee_says_secret(callee: str) -> bool:
+    parts = [p for p in re.split(r"\.|::|\\|->", callee) if p]
+    if not parts:
+        return False
+    last = _words(parts[-1])
+    if any(w in _CLIENT_WORDS for w in last):
+        return True
+    return parts[-1].lower() in _CONSTRUCTORS and any(
+        w in _CLIENT_WORDS for p in parts[:-1] for w in _words(p)
+    )
+
+
+_ID_LITERAL = re.compile(r"[\"'][A-Za-z0-9_.:-]{4,}[\"']")
+# A variable before the literal that names whose credential it is: `Twilio(accountSid, "<hex>")`.
+_ID_VARIABLE = re.compile(
+    r"[$@]?[A-Za-z_][A-Za-z0-9_]*(?i:sid|id|user|username|account|app|client|key|host|endpoint|url)"
+)
+
+
+def _positional_argument(c: Candidate) -> bool:
+    """A random literal passed positionally to a client or a login (`Client("AC…", "<hex>")`,
+    `Pusher('app', 'key', '<hex>')`, `basic_auth("admin", Some("<pw>"))`): the call, or an id
+    before it among the arguments, says the literal is a credential."""
+    value = c.value
+    if not _random_argument(value):
+        return False
+    line = c.line_before()[:-1]  # without the opening quote
+    if _OBJECT_KEY.search(line[-80:]) or _PUBLIC_COMMENT.search(c.text, c.end, c.end + AFTER_CHARS):
+        return False  # a named property (`applicationId: '…'`), or code that says the key is public
+    for _ in range(2):  # the call itself, or the one around it (`Some("…")`)
+        call = _call_before(line)
+        if call is None:
+            return False
+        callee, args = call
+        if not args and _HEX.fullmatch(value) and len(value) < 32:
+            return False  # a first argument in short hex is an app's id (a client-side id), not its key
+        if _callee_says_secret(callee):
+            return True
+        if (
+            args
+            and all(args)
+            and (_ID_LITERAL.fullmatch(args[0]) or _ID_VARIABLE.fullmatch(args[0]))
+            and "=" not in "".join(args)
+        ):
+            return True
+        line = line[: line.rfind("(")]
+    return False
+
+
+# Words that say the next random token is a secret, and words that say it is something else.
+_SECRET_CONTEXT = frozenset(
+    {"password", "passwords", "passwd", "pass", "pwd", "passphrase", "secret", "secrets", "token", "tokens",
+     "key", "keys", "apikey", "credential", "credentials", "creds", "cred", "auth", "authtoken"}
+)  # fmt: skip
+_OTHER_CONTEXT = frozenset(
+    {"id", "ids", "commit", "commits", "sha", "hash", "digest", "checksum", "build", "version", "release",
+     "request", "trace", "span", "order", "invoice", "ticket", "job", "run", "image", "container", "pod",
+     "etag", "uuid", "guid", "user", "tx", "txid", "transaction", "block", "address", "fingerprint",
+     "file", "path", "url", "link", "merge", "pr", "issue", "artifact", "object", "session", "device",
+     "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
+     "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
+     "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "namespace", "cipher", "ciphertext",
+     "encrypted", "signature"}
+)  # fmt: skip
+_NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
+_CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
+_REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}: ?[`'\"]?")
+
+
+_CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was)\Z")
+_STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*")
+_STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*")
+_NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+def _pasted(c: Candidate) -> bool:
+    """A random token pasted without a name (a chat reply, a line of its own in a mail or a
+    ticket): a token standing alone (no quote, call or path around it), and the nearest telling
+    name before it, on its line or the two lines before in its entry, is a secret's (`key`,
+    `api key`, `token`…) rather than something else's (`commit`, `next-token`, `build id`…)."""
+    value = c.value
+    if not _random_strict(value):
+        return False
+    before, after = c.before, c.after
+    if before[-1:] not in _STANDALONE_BEFORE:
+        return False  # glued to something: a path, a URL, a quote, an assignment
+    if after[:1] not in _STANDALONE_AFTER and not (after[:1] in ".,;:!?" and after[1:2] in _STANDALONE_AFTER):
+        return False  # part of a name, a path, an address, a call or a longer run
+    if _public_der(value):
+        return False
+    entry = before[before.rfind("\x00") + 1 :]  # its own entry: notes apart are apart...
+    if entry.rstrip(" \t\"'`").endswith((":", "=")):
+        name = assigned_name(entry)
+        words = (*_words(name), name.lower())
+        if name_strength(name) is not None or any(w in _NAMED_OTHER for w in words):
+            return False  # a name that speaks for itself: the assignment rules judge it
+        reply = _REPLY_LABEL.fullmatch(entry)
+        if name and not any(w in _SECRET_CONTEXT for w in words):  # `key by mistake:` still says key
+            entry = entry[: entry.rstrip(" \t\"'`=:").rfind(name)]
+        if reply:  # ...unless the entry is a reply (`bram: <token>`) to the one before
+            previous = before[: len(before) - len(reply.group())].rstrip("\x00")
+            entry = previous[previous.rfind("\x00") + 1 :] + "\n" + entry
+    lines = entry.split("\n")[-3:]
+    said = " ".join(ln.strip() for ln in lines).rstrip()
+    verb = _CLAUSE_END.search(said)
+    if verb is not None:  # `the token for staging is <value>`: the clause's subject decides
+        return clause_names_secret(said[: verb.start()], weak=True)
+    names = _NAMEISH.findall(" ".join(lines))[-12:]
+    for i in range(len(names) - 1, -1, -1):
+        name = names[i]
+        words = _words(name)
+        if any(w in _OTHER_CONTEXT for w in words):
+            return False
+        if any(w in _SECRET_CONTEXT for w in words):
+            spelled = " ".join(names[max(0, i - 1) : i + 1])  # `api key`, `the key`
+            return name_strength(spelled) is not None and name_strength(name) is not None
+    return False
+
+
+@_value_cache
+def _random_argument(value: str) -> bool:
+    """A literal argument that is a credential's value: a UUID, hex of 16 digits or more with
+    letters and digits, or 16 key characters or more that no word or identifier spells."""
+    core = value.strip("=")
+    if _UUID.fullmatch(core) or (_HEX.fullmatch(core) and len(core) >= 16 and _classes(core) >= 2):
+        return True
+    return (
+        len(core) >= 16
+        and _classes(core) >= 2
+        and _entropy(core) > 3.3
+        and not _all_wordlike(core)
+        and not mostly_words(core)
+        and core.count("_") < 2
+        and not _HEX.fullmatch(core)
+    )
+
+
+_OBJECT_KEY = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*[\"']?[ \t]*:[ \t]*\Z")
+_PUBLIC_COMMENT = re.compile(
+    r"[^\n]*?(?://|#|/\*)[^\n]*(?i:public|publishable|search-only|read-only|client-side)"
+)
+
+
+def _call_argument(c: Candidate) -> bool:
+    """A quoted literal passed to a login, a credential or a connection after its user
+    (`NetworkCredential("svc", "<pw>")`, `new PDO(dsn, 'shop', '<pw>')`, `auth=("bob", "<pw>")`),
+    to a setter named for the secret (`.password("<pw>")`, `setApiKey("…")`), or where a format
+    string puts it after `password=` (`Sprintf("… password=%s …", host, "<pw>")`): a password a
+    person chose, a passphrase, or random characters."""
+    value = c.value
+    if not (_password_value(value) or _APP_PASSWORD.fullmatch(value)):
+        return False
+    line = c.line_before()[:-1]
+    if _OBJECT_KEY.search(line[-80:]):
+        return False
+    call = _call_before(line)
+    if call is None:
+        return False
+    callee, args = call
+    last = re.split(r"\.|::|\\|->", callee)[-1] if callee else ""
+    if not args:  # the first argument: a setter named for the secret (`.password("…")`)
+        return bool(last) and _setter_named_secret(last)
+    if args[0][:1] in ("'", '"') and _format_secret_index(args[0]) == len(args) - 1:
+        return True
+    if not callee:  # a tuple: its name is the keyword before it (`auth=(…)`)
+        m = _KEYWORD_TUPLE.search(line[: line.rfind("(")][-80:])
+        return m is not None and name_strength(m.group(1)) == "strong"
+    words = {w for p in re.split(r"\.|::|\\|->", callee) if p for w in _words(p)}
+    if words & _LOGIN_WORDS:
+        return True
+    return bool(
+        args[0][:1] in ("'", '"')
+        and ("://" in args[0] or re.match(r"[\"'][a-z]+:", args[0]))
+        and len(args) >= 2
+    )
+
+
+_APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")  # an app password as shown: four groups of four
+_KEYWORD_TUPLE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*\Z")
+_GETTER = re.compile(
+    r"(?i)(?:get|load|read|fetch|find|lookup|check|validate|verify|hash|compare|encrypt|decrypt"
+    r"|prompt|ask|input|has|is|remove|delete|clear|reset|generate|gen|rotate|mask)"
+)
+
+
+def _setter_named_secret(name: str) -> bool:
+    """A method whose name is the secret's, or sets it (`password`, `setPassword`, `withApiKey`), not
+    one that reads, checks or makes it (`getPassword`, `hashPassword`)."""
+    if _GETTER.match(name):
+        return False
+    return name_strength(name) == "strong"
+
+
+_FORMAT_FIELD_ANY = re.compile(r"%[-+ 0#]*[0-9]*[sdvqr]|\{[0-9]*\}")
+
+
+def _format_secret_index(fmt: str) -> int:
+    """Which of a format string's fields stands after a secret's name (`password=%s`), or -1."""
+    for i, m in enumerate(_FORMAT_FIELD_ANY.finditer(fmt)):
+        name = _trailing(fmt[: m.start()].rstrip(" \t=:'\""), _NAME_CHARS, 40)
+        if name and name_strength(name) == "strong":
+            return i
+    return -1
+
+
+@_value_cache
+def _password_value(value: str) -> bool:
+    """A value that can be a password by itself: one a person chose, a passphrase, or random."""
+    return human_password(value) or passphrase(value) or keyish(value, 8) or _dense_random(value)
+
+
+@_value_cache
+def _random_strict(value: str) -> bool:
+    """Random with no name to vouch for it: a UUID, hex of 32 digits or more with letters and
+    digits, or 20 key characters or more that no word or identifier spells."""
+    core = value.strip("=")
+    if _UUID.fullmatch(core):
+        return True
+    if _HEX.fullmatch(core):
+        return len(core) >= 32 and _classes(core) >= 2
+    if _hex_groups(core):
+        return False
+    return (
+        len(core) >= 20
+        and _classes(core) >= 2
+        and _entropy(core) > 3.5
+        and not _all_wordlike(core)
+        and not mostly_words(core)
+        and core.count("_") < 2
+    )
+
+
+_TABLE_ROW = re.compile(r"[ \t]*\|")
+_TABLE_SEPARATOR = re.compile(r"[ \t]*[|+]?[ \t]*:?-{3,}:?[ \t]*(?:[|+][ \t]*:?-{3,}:?[ \t]*)*[|+]?[ \t]*")
+
+
+def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
+    """The header cells of the table whose rows end `lines` (the last line is the value's row)."""
+    if delimiter == "|":
+        for i in range(len(lines) - 2, -1, -1):
+            line = lines[i]
+            if _TABLE_SEPARATOR.fullmatch(line):
+                if i == 0 or not _TABLE_ROW.match(lines[i - 1]):
+                    return None
+                return [cell.strip() for cell in lines[i - 1].strip().strip("|").split("|")]
+            if not _TABLE_ROW.match(line):
+                return None
+        return None
+    width = lines[-1].count(delimiter)
+    for i in range(len(lines) - 2, -1, -1):
+        line = lines[i]
+        if line.count(delimiter) != width or (delimiter == "," and " " in line.strip()):
+            return None
+        cells = line.split(delimiter)
+        if all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", cell) for cell in cells):
+            return cells if i == 0 or lines[i - 1].count(delimiter) != width else None
+    return None
+
+
+def _table_cell(c: Candidate) -> bool:
+    """A cell of a Markdown or CSV table whose column header names a secret (`| Service | API key |`,
+    `name,username,password`): real for a strong header, random for a weak one."""
+    value = c.value.strip("`")
+    start = c.start
+    delimiter = c.text[start - 1 : start]
+    if delimiter != "\t":
+        delimiter = delimiter.strip() or c.before.rstrip(" \t")[-1:]
+    if delimiter not in ("|", ",", "\t") or not real_value(value):
+        return False
+    after = c.after.lstrip(" " if delimiter == "\t" else " \t")
+    if delimiter == "|" and not after.startswith("|"):
+        return False
+    if delimiter in (",", "\t") and after[:1] not in ("", delimiter, "\n", "\r", "\x00"):
+        return False
+    window = c.text[max(0, start - TABLE_LOOKBACK) : start]
+    cut = window.rfind("\x00")
+    lines = window[cut + 1 :].split("\n")
+    rest = c.text[start : start + TABLE_LOOKBACK]
+    whole_row = (
+        lines[-1] + re.split(r"[\r\n\x00]", rest, maxsplit=1)[0]
+    )  # the row's width counts its cells after
+    header = _table_header([*lines[:-1], whole_row], delimiter)
+    if header is None:
+        return False
+    row = lines[-1]
+    column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(delimiter)
+    if column >= len(header):
+        return False
+    strength = name_strength(header[column].strip("`"))
+    if strength is None and column >= 1:  # a table of settings: the row's first cell names it
+        first = row.strip().lstrip("|").split(delimiter, 1)[0].strip().strip("`")
+        strength = name_strength(first)
+    return strength == "strong" or (strength == "weak" and _random_secret(value))
+
+
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid"})
+# Cookie names only a session cookie has (PHP, Java servlets, Express, Django, ASP.NET).
+_SESSION_COOKIES = frozenset(
+    {"PHPSESSID", "JSESSIONID", "connect.sid", "sessionid", "ASP.NET_SessionId", "laravel_session"}
+)
+_COOKIE_CONTEXT = re.compile(r"(?i)cookie|set-cookie|\bsession\b")
+
+
+def _session_cookie(c: Candidate) -> bool:
+    """A session cookie's value (`PHPSESSID=…`, `connect.sid=s%3A…`, `sessionid=…`): its name says
+    session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
+    `-b`, `document.cookie`, a cookies map) or under a name only a session cookie has."""
+    name = assigned_name(c.before)
+    canonical = name in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
+    if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
+        return False
+    value = _PERCENT.sub("", c.value)
+    if not real_value(value) or not _generated(value):
+        return False
+    if canonical:
+        return True
+    return _COOKIE_CONTEXT.search(c.line_before()) is not None
+
+
+_URL_PIECES = re.compile(r"[/?&=#;@:.]+")
+
+
+def _webhook(c: Candidate) -> bool:
+    """An incoming webhook's URL (chat and automation services): after its `hook`/`trigger`/
+    `integration` word, a piece that is random (a token, hex, a UUID, letters mixed with digits)
+    makes the whole URL the credential."""
+    url = c.value
+    lower = url.lower()
+    at = max(
+        lower.find(w)
+        for w in ("hook", "trigger", "incoming", "integration", "robot", "workflows", "/spaces/", "/bot")
+    )
+    if at < 0:
+        return False
+    host_end = url.find("/", url.find("//") + 2)
+    tail = url[max(at, host_end) :] if host_end > 0 else url[at:]
+    pieces = [p for p in _URL_PIECES.split(tail) if p]
+    for i, piece in enumerate(pieces):
+        if (
+            len(piece) >= 5
+            and piece.isdigit()
+            and i + 1 < len(pieces)
+            and len(pieces[i + 1]) >= 5
+            and not (_sequential(piece) or _sequential(pieces[i + 1]))
+        ):
+            return True  # an account's number and the hook's own code after it (`/catch/<id>/<code>/`)
+        if len(piece) < 6 or piece.startswith("{"):
+            continue
+        if _random_secret(piece) or any(_mixed_piece(p) for p in re.split(r"[-_]+", piece)):
+            return True
+    return False
+
+
+def _sequential(piece: str) -> bool:
+    """Each character the next of the one before (`123456`, `abcdef`): an example's filler."""
+    return all(ord(b) == ord(a) + 1 for a, b in itertools.pairwise(piece))
+
+
+def _mixed_piece(piece: str) -> bool:
+    """Letters and digits mixed as an id generator mixes them (`3cnostw`, `b7xk2qp`), not a name
+    with a number at its end (`stripe2024`, `v2`)."""
+    return (
+        len(piece) >= 6
+        and any(ch.isdigit() for ch in piece)
+        and any(ch.isalpha() for ch in piece)
+        and re.fullmatch(r"[A-Za-z]+[0-9]+|[0-9]+[A-Za-z]{1,3}|[0-9]+", piece) is None
+    )
+
+
+# -- more ways a secret is passed (issue 25, round 1's lessons) -----------------------------------------
+
+_QUERY_NAME = re.compile(r"[?&;]([A-Za-z0-9_.-]+)=\Z")
+# Query names that carry a key though no secret's word is in them (OpenWeatherMap's `appid`).
+_QUERY_KEY_NAMES = frozenset({"appid", "app_id", "appkey", "app_key", "apikey", "key", "k"})
+
+
+def _url_query(c: Candidate) -> bool:
+    """A value in a URL's query whose name says secret (`X-Amz-Signature=<hex>`,
+    `X-Amz-Security-Token=<percent-encoded>`, `access_token=…`, `appid=<hex>`): percent-decoded,
+    a strong name's value must be real, a weak one's random."""
+    m = _QUERY_NAME.search(c.before[-80:])
+    if m is None:
+        return False
+    name = m.group(1)
+    value = _PERCENT.sub("", c.value)
+    strength = name_strength(name)
+    if strength is None and name.lower() in _QUERY_KEY_NAMES:
+        strength = "weak"
+    if strength is None or not real_value(value, code=False) or _cut_short(c):
+        return False
+    return strength == "strong" or _random_weak_value(value) or keyish(value, 20)
+
+
+_PAIR_BEFORE = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9 _]*=[^=;\r\n]*;[ \t]*|(?:^|[\s\"'])[A-Za-z_]+=[^\s=\"';]+[ \t]+)\Z"
+)
+_PAIR_AFTER = re.compile(r"[;\s][ \t]*[A-Za-z][A-Za-z0-9 _]*=")
+
+
+def _connection_field(c: Candidate) -> bool:
+    """`Password=…;` / `Pwd={…;…}` / `password=… ` in a connection string or a DSN (another
+    `name=value` pair beside it): anything but a placeholder, a format field or code."""
+    value = c.value.strip("{}")
+    if not value or placeholder(value) or _FORMAT.fullmatch(value) or value.startswith("%"):
+        return False
+    line = c.line_before()
+    head = line[: max(line.lower().rfind("pw"), line.lower().rfind("pass"), 0)]
+    if _PAIR_BEFORE.search(head[-120:]) is None and _PAIR_AFTER.match(c.after) is None:
+        return False
+    return "(" not in value and not (_reference(value) and not _dense_random(value))
+
+
+_SECRET_FILE = re.compile(r"([^\s/\\'\"]+?)(?:\.[A-Za-z0-9]{1,5})?['\"]?\Z")
+
+
+def _secret_file(c: Candidate) -> bool:
+    """A value written into a file whose name says secret (`echo <hex> > config/master.key`,
+    `printf '…' > .vault_pass`): real, and random for a weak name."""
+    target = c.text[c.end : c.end + 160].split("\n", 1)[0]
+    m = re.match(r"['\"]?[ \t]*>>?[ \t]*(\S+)", target)
+    if m is None:
+        return False
+    path = m.group(1).rstrip(";")
+    base = re.split(r"[/\\]", path)[-1].lstrip(".")
+    name = base.replace(".", "_")
+    strength = name_strength(name)
+    if strength is None or not real_value(c.value):
+        return False
+    return strength == "strong" or _random_weak_value(c.value)
+
+
+def _echoed_password(c: Candidate) -> bool:
+    """`--password-command 'echo <pw>'`, `--vault-password-file <(echo '<pw>')`: a value echoed
+    where a password is read from: anything but a placeholder or a variable."""
+    value = c.value
+    return real_value(value) or human_password(value) or passphrase(value)
+
+
+def _here_string(c: Candidate) -> bool:
+    """A password fed to a command through a here-string (`cryptsetup luksOpen … <<< '<pw>'`): a
+    password a person chose or random characters, not code, a number or a variable."""
+    value = c.value
+    if any(ch in value for ch in "{}()[]") or placeholder(value):
+        return False
+    return human_password(value) or _dense_random(value) or keyish(value, 12)
+
+
+def _cookie_value(c: Candidate) -> bool:
+    """A cookie's value in a cookie (a `Cookie:` header, `cookies={…}`, `-b`, `document.cookie`)
+    that holds a random piece (`alice%7C1742830475%7C<token>%7C<hmac>`): a login or session the
+    cookie carries. Percent-encoded pieces are read decoded."""
+    line = c.line_before()
+    if _COOKIE_CONTEXT.search(line) is None:
+        return False
+    decoded = _PERCENT.sub("|", c.value)
+    return any(
+        len(p) >= 16 and (keyish(p, 16) or (is_hex(p) and len(p) >= 32))
+        for p in re.split(r"[|:.;,]+", decoded)
+    )
+
+
+def _cookie_jar(c: Candidate) -> bool:
+    """A Netscape cookie file's line (domain, flag, path, secure, expiry, name, value): the value of
+    a session or login cookie, or a random one."""
+    line = c.line_before()
+    fields = line.split("\t")
+    if len(fields) < 7:
+        return False
+    name = fields[-2]
+    value = c.value
+    canonical = name in _SESSION_COOKIES or any(
+        w in _SESSION_WORDS or w in STRONG_WORDS for w in _words(name)
+    )
+    return (canonical and _generated(value)) or keyish(value, 16)
+
+
+_SPAN_WORDS = re.compile(r"[^\W\d_]+|[0-9]+")
+# Between a secret's word and the value a sentence gives it: words that lead to the value.
+_LEADING_WORDS = frozenset(
+    {"is", "was", "are", "currently", "now", "still", "here", "it", "s", "for", "the", "a", "an", "to", "be",
+     "new", "old", "temp", "temporary", "set", "changed", "reset", "of", "on", "in", "at", "this", "that",
+     "our", "my", "your", "his", "her", "their", "we", "use", "using", "try", "just"}
+)  # fmt: skip
+
+
+def _code_span(c: Candidate) -> bool:
+    """A value in backticks (or quotes) a sentence gives a secret's word (`rotate the admin pw
+    (currently \\`<pw>\\`)`, `user \\`backup\\`, pass \\`<pw>\\``): the nearest word before it
+    that is not a leading word is the secret's; the value a password a person chose, a
+    passphrase, or random."""
+    value = c.value
+    if not _password_value(value) or placeholder(value):
+        return False
+    words = _SPAN_WORDS.findall(c.line_before()[-120:])
+    for word in reversed(words):
+        lowered = word.lower()
+        if lowered in _LEADING_WORDS:
+            continue
+        return name_strength(word) == "strong"
+    return False
+
+
+def _foreign_password(c: Candidate) -> bool:
+    """After a word for password in another language (`Passwort:`, `пароль от сервера:`,
+    `密码是`, `mot de passe … :`): a password a person chose, a passphrase, or random."""
+    value = c.value.rstrip(",.;")
+    return not placeholder(value) and (_password_value(value) or _generated(value))
+
+
+_MNEMONIC_CONTEXT = re.compile(r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words")
+
+
+def _mnemonic(c: Candidate) -> bool:
+    """A wallet's mnemonic: 12, 15, 18, 21 or 24 lowercase words after a word that says so
+    (`MNEMONIC="…"`, `recovery phrase for the test wallet: …`)."""
+    words = c.value.split()
+    if len(words) not in (12, 15, 18, 21, 24) or not passphrase(c.value):
+        return False
+    before = c.before[-160:]
+    return _MNEMONIC_CONTEXT.search(before[before.rfind("\x00") + 1 :]) is not None
+
+
+_GROUPED_CONTEXT = re.compile(
+    r"(?i)2fa|totp|otp|mfa|authenticator|app[ -]?password|app-specific|secret|setup key|seed|password|login"
+)
+
+
+def _grouped_secret(c: Candidate) -> bool:
+    """A TOTP seed or an app password as apps show them, in groups of four (`ouki xakp ajcy adj5 …`,
+    `fhul ibxc wycw xwxm`): after a word that says so, and not words of a sentence."""
+    line = c.line_before()
+    if _GROUPED_CONTEXT.search(line) is None or re.search(
+        r"(?i)fingerprint|\bhash|\bsha[0-9-]*\b|digest", line
+    ):
+        return False
+    groups = c.value.split()
+    if all(_HEX.fullmatch(g) for g in groups) or c.after[:1].isalnum():
+        return False  # hex in groups is a fingerprint; a group cut from a longer word is prose
+    letters = "".join(groups)
+    if any(g.lower() in _COMMON_FOUR for g in groups):
+        return False
+    return any(ch.isdigit() for ch in letters) or _vowel_share(letters) < 0.3
+
+
+_COMMON_FOUR = frozenset(
+    {"this", "that", "with", "from", "have", "will", "your", "what", "when", "then", "them", "they", "were",
+     "been", "more", "some", "time", "into", "only", "also", "just", "like", "make", "made", "over", "here",
+     "need", "test", "data", "user", "code", "file", "line", "next", "last", "each", "done", "used", "list"}
+)  # fmt: skip
+
+
+def _byte_array_key(c: Candidate) -> bool:
+    """A key file as a JSON array of bytes (a Solana keypair: 64 numbers of 0-255), varied as a
+    key's bytes are."""
+    numbers = [int(n) for n in re.findall(r"[0-9]+", c.value)]
+    return (
+        len(numbers) in (32, 64)
+        and all(n <= 255 for n in numbers)
+        and len(set(numbers)) >= 0.6 * len(numbers)
+    )
+
+
+_LOGIN_LABEL = re.compile(
+    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur)"
+    r"(?:[ \t]+(?:with|as|using))?[ \t]*[:=]?[ \t]*\Z"
+)
+
+
+def _login_pair(c: Candidate) -> bool:
+    """`Login: admin / <pw>`, `creds: deploy:<pw>`: a user and a password after a word that says
+    login; the password one a person chose or random."""
+    before = c.line_before()[-120:]
+    m = re.search(r"([^\s/:]+)[ \t]*[/:][ \t]*\Z", before)
+    if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
+        return False
+    value = c.value
+    return not placeholder(value) and value != m.group(1) and (human_password(value) or keyish(value, 10))
+
+
+_USER_LINE = re.compile(
+    r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+"
+    r"|(?i:user(?:name)?|login)[ \t]*[:=][ \t]*\S+)"
+)
+# Both cases, a digit and a symbol: a password's shape, not a word's or a path's.
+_MIXED_PASSWORD = re.compile(
+    r"(?=[^\s]*[a-z])(?=[^\s]*[A-Z])(?=[^\s]*[0-9])(?=[^\s]*[^A-Za-z0-9\s])[^\s]{8,64}"
+)
+_ASKS_FOR_SECRET = re.compile(r"(?:is|are|was)?[ \t]*[:?]?[ \t]*\Z")
+
+
+def _lone_value(c: Candidate) -> bool:
+    """A value on a line of its own (or as a chat reply, `pablo: <pw>`), given by the line before
+    it: a question or a sentence about a secret (`what's the wifi pw?`, `the root pw for node-05
+    is`), and the value a password a person chose, a passphrase, or random."""
+    value = c.value
+    if placeholder(value):
+        return False
+    entry_start = max(c.before.rfind("\x00", 0, len(c.before) - 1), -1)
+    lines = [ln for ln in c.before[entry_start + 1 :].split("\n")[:-1] if ln.strip()]
+    if not lines:
+        return False
+    previous = lines[-1].strip()
+    if _USER_LINE.fullmatch(previous) and _MIXED_PASSWORD.fullmatch(value):
+        return True  # a user on one line, the password on the next (`kwame.chen` / `SparrowMaple7/ug`)
+    if not _password_value(value):
+        return False
+    if not (previous.endswith(("?", ":")) or re.search(r"(?i)\b(?:is|are|was|here)\Z", previous)):
+        return False
+    previous = re.sub(r"(?i)[ \t]*(?:\b(?:is|are|was|here)|[?:])\Z", "", previous)
+    return clause_names_secret(previous, weak=_random_strict(value))
+
+
+# Public by design, whatever name it stands under: publishable and client-side keys (Stripe `pk_`,
+# Mapbox `pk.eyJ`, Supabase `sb_publishable_`, PostHog `phc_`, Datadog RUM `pub<hex>`, reCAPTCHA site
+# keys).
+_PUBLISHABLE = re.compile(
+    r"(?:pk_(?:live|test)_|pk\.eyJ|sb_publishable_|phc_)[A-Za-z0-9._-]+|pub[0-9a-f]{32}|6L[A-Za-z0-9_-]{38}"
+)
+
+
+@_value_cache
+def publishable(value: str) -> bool:
+    """A key that is public by design (shipped to browsers): never a secret, whatever its name."""
+    return _PUBLISHABLE.fullmatch(value) is not None
+
+
+def _jwt(c: Candidate) -> bool:
+    """A JWT, unless its payload says it is a public anonymous key (`"role": "anon"`, a Supabase
+    anon key shipped to browsers)."""
+    parts = c.value.split(".")
+    if len(parts) < 2:
+        return True
+    core = parts[1]
+    try:
+        payload = base64.urlsafe_b64decode(core + "=" * (-len(core) % 4))
+    except ValueError:
+        return True
+    return re.search(rb'"role"[ \t]*:[ \t]*"anon"', payload) is None
+
+
+_WEB_CONFIG = re.compile(r"authDomain|firebaseapp\.com|messagingSenderId|firebaseConfig|initializeApp")
+
+
+def _google_key(c: Candidate) -> bool:
+    """A Google API key, unless it is a Firebase web app's configuration (public by design: it
+    ships in every client, next to `authDomain` and `projectId`)."""
+    return _WEB_CONFIG.search(c.before[-256:]) is None and _WEB_CONFIG.search(c.after) is None
+
+
+def _line_passphrase(c: Candidate) -> bool:
+    """`storePassword=tango nebula sparrow gadget`, `recovery passphrase for the team vault: kettle
+    zephyr …`: words to the end of the line, after a strong name or a clause about one."""
+    if not passphrase(c.value.strip()):
+        return False
+    return name_strength(assigned_name(c.before)) == "strong" or clause_names_secret(c.line_before())
+
+
+def clause_names_secret(line: str, *, weak: bool = False) -> bool:
+    """Whether the clause ending `line` (before `:`, `=` or `is`) is about a secret: its subject (the
+    words before its first preposition: `the root pw` of `the root pw for node-05`, not `the commit
+    id` of `the commit id for the password change`) holds a strong secret's word (a weak one too,
+    with `weak`) that no fact about it follows (`1Password vault` is a vault, `password policy` a
+    policy) and no word naming something else comes after."""
+    clause = re.split(r"[,.;!?()]", line.rstrip(" \t:=")[-160:])[-1]
+    words = _SPAN_WORDS.findall(clause)[-10:]
+    cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
+    after = ""
+    for word in reversed(words[:cut]):
+        lowered = word.lower()
+        strength = name_strength(word)
+        if strength is not None and (strength == "strong" or weak) and after not in NOT_SECRET_SUFFIXES:
+            return True
+        if lowered in _OTHER_CONTEXT and lowered != "account":
+            return False
+        after = lowered
+    return False
+
+
+_PREPOSITIONS = frozenset(
+    {"for", "of", "on", "in", "at", "from", "to", "des", "du", "de", "für", "von", "zu", "para", "del"}
+)
+
+
+_BLOCK_NAME = re.compile(r"([A-Za-z0-9_.-]+)[\"']?[ \t]*:[ \t]*[|>][-+]?[ \t]*\r?\n[ \t]*\Z")
+
+
+def _block_scalar(c: Candidate) -> bool:
+    """`password: >-` and the value on the next line: the name a secret's, the value real (random
+    for a weak name)."""
+    m = _BLOCK_NAME.search(c.before[-160:])
+    if m is None or c.value.startswith("-----"):
+        return False
+    strength = name_strength(m.group(1))
+    if strength is None or not real_value(c.value):
+        return False
+    return strength == "strong" or _random_weak_value(c.value)
+
+
+def _foreign_key(c: Candidate) -> bool:
+    """After a word for a key or a token in another language (`API-Schlüssel: …`): random."""
+    value = c.value.rstrip(",.;")
+    return not placeholder(value) and (_random_secret(value, 16) or _dense_random(value))
+
+
+_CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
+
+
+def _chat_password(c: Candidate) -> bool:
+    """`pg prod = Summer2024$22 (I'll rotate tomorrow)`: in a line about credentials, a value of a
+    password's shape (both cases, a digit and a symbol) given to a name of one or two words."""
+    value = c.value.rstrip(".,;:)")
+    if (
+        len(value) > 32
+        or _MIXED_PASSWORD.fullmatch(value) is None
+        or not human_password(value)
+        or "://" in value
+    ):
+        return False
+    line = c.line_before() + re.split(r"[\n\x00]", c.after, maxsplit=1)[0]
+    head = c.line_before().rstrip(" \t=:")
+    return (
+        _CHAT_CONTEXT.search(line) is not None
+        and re.search(r"(?:^|[ \t:])[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z][A-Za-z0-9_-]*)?\Z", head) is not None
+    )
+
+
+_PARAMETER_HEAD = re.compile(
+    r"(?m)^([ \t]*)([A-Za-z0-9_.-]+):[ \t]*\r?\n(?:\1[ \t]+[A-Za-z]+:[^\n]*\r?\n){0,6}\Z"
+)
+
+
+def _parameter_default(c: Candidate) -> bool:
+    """`DBPassword:` / `  Type: String` / `  Default: …`: a parameter's default under a secret's name
+    (a strong one: its value real, not a placeholder)."""
+    window = c.before[-400:]
+    lines = window[: window.rfind("\n") + 1].split("\n")
+    for k in range(len(lines) - 2, max(-1, len(lines) - 9), -1):  # the nearest header above
+        m = _PARAMETER_HEAD.match("\n".join(lines[k:]))
+        if m is not None:
+            return name_strength(m.group(2)) == "strong" and (real_value(c.value) or human_password(c.value))
+    return False
+
+
+def _basic_user_password(c: Candidate) -> bool:
+    """`-u user:password`, `-a user:'password'`, `--auth=:token`: anything but a placeholder; after a
+    comma (lftp's `-u user,password`), a password a person chose or random."""
+    line = c.line_before()
+    value = c.value
+    if placeholder(value) or _not_placeholder(c) is False:
+        return False
+    if line.rstrip("'\"").endswith(","):
+        return human_password(value) or keyish(value, 8)
+    return True
+
+
+CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
     "not-lowercase": _not_lowercase,
+    "has-digit": _has_digit,
+    "many-digits": _many_digits,
+    "discord": _discord,
+    "asana": _asana,
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "not-placeholder": _not_placeholder,
     "random-user": _random_user,
+    "flag-value": _flag_value,
+    "short-flag": _short_flag,
+    "setter-value": _setter_value,
+    "spaced-value": _spaced_value,
+    "pgpass": _pgpass,
+    "authorization": _authorization,
+    "positional-argument": _positional_argument,
+    "pasted": _pasted,
+    "table-cell": _table_cell,
+    "session-cookie": _session_cookie,
+    "webhook": _webhook,
+    "run": _run,
+    "url-query": _url_query,
+    "basic-token": _basic_token,
+    "connection-field": _connection_field,
+    "secret-file": _secret_file,
+    "echoed-password": _echoed_password,
+    "here-string": _here_string,
+    "cookie-value": _cookie_value,
+    "cookie-jar": _cookie_jar,
+    "code-span": _code_span,
+    "foreign-password": _foreign_password,
+    "mnemonic": _mnemonic,
+    "grouped-secret": _grouped_secret,
+    "byte-array-key": _byte_array_key,
+    "login-pair": _login_pair,
+    "lone-value": _lone_value,
+    "call-argument": _call_argument,
+    "jwt": _jwt,
+    "google-key": _google_key,
+    "basic-user-password": _basic_user_password,
+    "line-passphrase": _line_passphrase,
+    "block-scalar": _block_scalar,
+    "chat-password": _chat_password,
+    "parameter-default": _parameter_default,
+    "foreign-key": _foreign_key,
+    "anon-jwt": lambda c: not _jwt(c),
+    "web-config": lambda c: not _google_key(c),
 }
+
+
+def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str:
+    """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
+    check, if it has one, accepts it (a check may answer with the label the finding gets). A
+    `keep` rule's span (public material) is judged by its check alone."""
+    if not keep and (masked(c.value) or publishable(c.value)):
+        return False
+    return check is None or CHECKS[check](c)

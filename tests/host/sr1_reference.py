@@ -1,9 +1,11 @@
 """A slow, obviously correct secret scanner, for the differential test of the RE2 engine.
 
-Every rule runs through Python's `re` over the whole text as a `str`: no prefilter, no bytes, no
-offset conversion. Registered values are found by a plain case-insensitive search. Overlaps are
-settled by walking the hits in priority order and keeping what does not collide. Whatever the
-engine does to go fast must give exactly these findings.
+Every rule (or family of rules) runs through Python's `re` over the whole text as a `str`: no
+prefilter, no hot lines, no blocks, no bytes, no offset conversion. Registered values are found by
+a plain case-insensitive search. Rules run in priority order; a match is kept unless it collides
+with one kept before or fails its check. A family runs as the alternation of its members' regexes;
+where it matches, its members are tried in order at that place and the first that stands is kept.
+Whatever the engine does to go fast must give exactly these findings.
 """
 
 from __future__ import annotations
@@ -11,8 +13,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from reference_host.secret_checks import CHECKS, Candidate
-from reference_host.secret_scan import BEFORE_CHARS, RULES, SECRET_GROUPS, Finding, Rule, glued_to_word
+from reference_host.secret_checks import Candidate, passes
+from reference_host.secret_scan import (
+    RULES,
+    SECRET_GROUPS,
+    Finding,
+    Rule,
+    _units,
+    family_pattern,
+    glued_to_word,
+)
 
 
 def _secret_span(m: re.Match[str]) -> tuple[int, int]:
@@ -26,22 +36,39 @@ def reference_scan(
     text: str, rules: Sequence[Rule] = RULES, registered: Mapping[str, str] | None = None
 ) -> list[Finding]:
     """The findings of `text`: registered values (value -> label) first, then rules in order."""
-    hits: list[tuple[int, int, int, str]] = []
+    kept: list[Finding] = []
+
+    def collides(start: int, end: int) -> bool:
+        return any(start < k.end and k.start < end for k in kept)
+
+    def stands(index: int, m: re.Match[str]) -> bool:
+        rule = rules[index]
+        if rule.boundary is not None and glued_to_word(text, m.start(), rule.boundary):
+            return False
+        start, end = _secret_span(m)
+        if start >= end or collides(start, end):
+            return False
+        verdict = passes(rule.check, Candidate(text, start, end), keep=rule.keep)
+        if verdict:
+            kept.append(Finding(start, end, verdict if isinstance(verdict, str) else rule.kind, index + 1))
+        return bool(verdict)
+
     ordered = sorted(registered or {}, key=len, reverse=True)
     if ordered:
         pattern = re.compile("|".join(re.escape(v) for v in ordered), re.IGNORECASE)
         labels = {v.casefold(): label for v, label in (registered or {}).items()}
-        hits += [(0, m.start(), m.end(), labels[m.group().casefold()]) for m in pattern.finditer(text)]
-    for index, rule in enumerate(rules):
-        for m in re.finditer(rule.pattern, text):
-            if rule.boundary and glued_to_word(text, m.start()):
-                continue
-            start, end = _secret_span(m)
-            candidate = Candidate(text[start:end], text[max(0, start - BEFORE_CHARS) : start])
-            if rule.check is None or CHECKS[rule.check](candidate):
-                hits.append((index + 1, start, end, rule.kind))
-    kept: list[Finding] = []
-    for source, start, end, label in sorted(hits):
-        if start < end and not any(start < k.end and k.start < end for k in kept):
-            kept.append(Finding(start, end, label, source))
+        for m in pattern.finditer(text):
+            if m.start() < m.end() and not collides(*m.span()):
+                kept.append(Finding(m.start(), m.end(), labels[m.group().casefold()], 0))
+    for members in _units(rules):
+        if len(members) == 1:
+            for m in re.finditer(rules[members[0]].pattern, text):
+                stands(members[0], m)
+            continue
+        own = {i: re.compile(rules[i].pattern) for i in members}
+        for fm in re.finditer(family_pattern([rules[i] for i in members]), text):
+            for i in members:
+                m = own[i].match(text, fm.start())
+                if m is not None and stands(i, m):
+                    break
     return sorted(kept, key=lambda f: f.start)

@@ -103,6 +103,16 @@ def test_engine_and_reference_agree(text: str) -> None:
     assert Scanner(RULES, REGISTERED).scan(text) == reference_scan(text, RULES, REGISTERED)
 
 
+# Many lines, scanned in blocks of a few of them: a block's edges change no finding.
+LINES = st.lists(TEXTS, min_size=2, max_size=12).map("\n".join)
+
+
+@PROPERTY
+@given(text=LINES, block=st.sampled_from([16, 64, 256]))
+def test_blocks_of_lines_change_no_finding(text: str, block: int) -> None:
+    assert Scanner(RULES, REGISTERED, block_bytes=block).scan(text) == reference_scan(text, RULES, REGISTERED)
+
+
 @PROPERTY
 @given(text=st.text(max_size=300))
 def test_engine_and_reference_agree_on_any_text(text: str) -> None:

