@@ -79,7 +79,9 @@ def _slack(b: _Body, variant: int) -> str:
 
 
 def _stripe(b: _Body, variant: int) -> str:
-    prefix = ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "pk_live_")[variant % 5]
+    # secret and restricted keys only: a publishable key (pk_…) is public by design, shipped in
+    # client-side code, and a host that keeps one intact is right to
+    prefix = ("sk_live_", "sk_test_", "rk_live_", "rk_test_")[variant % 4]
     return prefix + b.chars(ALNUM, 24 + (variant * 17) % 76)
 
 
