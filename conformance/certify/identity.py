@@ -54,6 +54,9 @@ def manifest(
     }
     if suite.get("commit"):
         found["suite"]["commit"] = str(suite["commit"])
+    major = _object(v3.get("suite")).get("targetMajor")
+    if isinstance(major, int) and not isinstance(major, bool):
+        found["suite"]["targetMajor"] = major  # the OpenWOP major graded, signed with the rest
     return found
 
 
@@ -109,6 +112,10 @@ def mismatches(bundle: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]
     version = _object(bundle.get("suite")).get("version")
     said_suite = _object(found.get("suite"))
     pairs.append(("suite.version", version, f"{said_suite.get('version')}+{said_suite.get('name')}"))
+    if "targetMajor" in said_suite:  # manifests from before the suite signed the major carry none
+        pairs.append(
+            ("suite.targetMajor", _object(bundle.get("suite")).get("targetMajor"), said_suite["targetMajor"])
+        )
     return [
         f"{path}: the bundle says {_shown(ours)}, the identity row says {_shown(theirs)}"
         for path, ours, theirs in pairs

@@ -49,7 +49,7 @@ def native_view(document: Mapping[str, Any], assessment: Assessment) -> dict[str
     v3_host = _object(document.get("host"))
     v3_discovery = _object(document.get("discovery"))
     host_said = _object(said.get("host"))
-    unauthenticated = [] if manifest else ["host", "suite name", "evidence tier"]
+    unauthenticated = [] if manifest else ["host", "suite name", "evidence tier", "protocol major"]
     host = {
         "implementation": {
             "name": host_said.get("name", v3_host.get("name")),
@@ -65,8 +65,11 @@ def native_view(document: Mapping[str, Any], assessment: Assessment) -> dict[str
         "version": suite_said.get("version") or _object(document.get("suite")).get("version"),
     } | ({"commit": suite_said["commit"]} if suite_said.get("commit") else {})
     partial = any(r.get("id") == v3.SELECTION_ROW for r in all_rows)
+    # the major graded: signed in the identity manifest, else the bundle's own (unauthenticated) word
+    major = suite_said.get("targetMajor") if manifest else _object(document.get("suite")).get("targetMajor")
     return {
         "bundleVersion": v3.BUNDLE_VERSION,
+        "protocolMajor": major,
         "suite": suite,
         "host": host,
         "discovery": {"url": v3_discovery.get("url"), "sha256": v3_discovery.get("sha256")},

@@ -75,6 +75,22 @@ def test_the_target_major_is_the_major_the_run_graded():
     assert v3.export_v3(graded_at_2, build=BUILD)["suite"]["targetMajor"] == 2
 
 
+def test_the_matrix_shows_the_signed_major(key, tmp_path):
+    """The major graded is in the signed identity manifest, and the matrix's suite cell says it."""
+    from conformance.certify import matrix
+    from conformance.certify.bundles import load_bundle
+
+    graded_at_2 = native_bundle() | {"protocolMajor": 2}
+    signed_2 = v3.sign_v3(v3.export_v3(graded_at_2, build=BUILD), key.private_pem, key.key_id)
+    manifest, _ = identity.read(rules.rows_of(signed_2))
+    assert manifest is not None and manifest["suite"]["targetMajor"] == 2
+    path = tmp_path / "v2.json"
+    path.write_text(json.dumps(signed_2), encoding="utf-8")
+    shown = load_bundle(path, trusting(key))
+    assert shown.assessment.status == trust.CERTIFIED, shown.assessment.reasons
+    assert matrix.flags(shown)[0] == "--protocol-major 2"
+
+
 def test_the_export_needs_a_build_and_refuses_what_is_not_i_json():
     unbuilt = native_bundle()
     unbuilt["host"]["build"] = None
@@ -231,6 +247,7 @@ def test_a_pubkey_that_did_not_sign_it_leaves_it_unprovable(signed):
         (("discovery", "url"), "https://elsewhere.example/.well-known/openwop"),
         (("discovery", "preferredVersion"), "2.0"),
         (("generatedAt",), "2030-01-01T00:00:00Z"),
+        (("suite", "targetMajor"), 2),
         (
             ("claimedProfiles",),
             [{"id": "openwop-memory", "evidenceTier": "steward", "witnessCount": 1, "certified": True}],
