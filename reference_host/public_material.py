@@ -117,8 +117,8 @@ def holds_key(data: bytes) -> bool:
 
 
 _TEST_VECTORS = re.compile(
-    r"(?i)test[ _-]?vectors?|\"tcId\"|(?m:^[ \t]*count[ \t]*=[ \t]*[0-9]+[ \t]*$)"
-    r"|(?m:^[ \t]*\|[^\n]*\bexpected\b[^\n]*\|[ \t]*$)|known[ -]answer"
+    r"(?i)test[ _-]?vectors?|\"tcId\"|(?:^|[\n\x00])[ \t]*count[ \t]*=[ \t]*[0-9]+[ \t]*\r?\n"
+    r"|(?:^|[\n\x00])[ \t]*\|[^\n\x00]*\bexpected\b[^\n\x00]*\|[ \t]*\r?\n|known[ -]answer"
 )
 VECTOR_LOOKBACK = 1024
 
@@ -126,7 +126,9 @@ VECTOR_LOOKBACK = 1024
 def test_vector(text: str, start: int) -> bool:
     """Hex in a file of test vectors (`Count = 0` / `Key = …`, Wycheproof's `"tcId"`, a table with
     an expected-output column): published inputs, not a deployment's keys."""
-    return _TEST_VECTORS.search(text, max(0, start - VECTOR_LOOKBACK), start) is not None
+    lo = max(0, start - VECTOR_LOOKBACK)
+    lo = max(lo, text.rfind("\x00", lo, start))  # its own entry, from the separator before it
+    return _TEST_VECTORS.search(text, lo, start) is not None
 
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
@@ -166,16 +168,17 @@ def public_client(before: str) -> bool:
     (`docsearch({ apiKey: … })`) where nothing before says server side or admin: search keys
     are shipped to browsers by design."""
     window = before[-300:]
+    window = window[window.rfind("\x00") + 1 :]  # its own entry
     if _PUBLIC_NOTE.search(window) is not None:
         return True
     return _SEARCH_CALL.search(window) is not None and _PRIVATE_NOTE.search(window) is None
 
 
 _FILE_SHOWN = re.compile(
-    r"(?:^|\n)[^\n]{0,40}?\b(?:cat|type|Get-Content|less|more|head)[ \t]+[^\s]*"
+    r"(?:^|[\n\x00])[^\n\x00]{0,40}?\b(?:cat|type|Get-Content|less|more|head)[ \t]+[^\s]*"
     r"\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)[ \t]*\r?\n"
 )
-_PROMPT = re.compile(r"\n[ \t]*(?:\$|#|>|PS )")
+_PROMPT = re.compile(r"[\n\x00][ \t]*(?:\$|#|>|PS )|\x00")  # the next command, or the next entry
 SHOWN_LOOKBACK = 4096
 
 

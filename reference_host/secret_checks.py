@@ -702,7 +702,7 @@ def mostly_words(value: str) -> bool:
         elif len(segment) > 3:
             random += len(segment)
     return (words >= 2 and word_chars > random) or (
-        words == 1 and word_chars >= 8 and word_chars > 2 * random
+        words == 1 and word_chars >= 8 and 0 < 2 * random < word_chars
     )
 
 
@@ -2417,6 +2417,7 @@ def _parameter_default(c: Candidate) -> bool:
     """`DBPassword:` / `  Type: String` / `  Default: …`: a parameter's default under a secret's name
     (a strong one: its value real, not a placeholder)."""
     window = c.before[-400:]
+    window = window[window.rfind("\x00") + 1 :]  # its own entry
     lines = window[: window.rfind("\n") + 1].split("\n")
     for k in range(len(lines) - 2, max(-1, len(lines) - 9), -1):  # the nearest header above
         m = _PARAMETER_HEAD.match("\n".join(lines[k:]))

@@ -410,3 +410,11 @@ def test_round_2_structure_is_redacted(redactor: Redactor, text: str, secret: st
 @pytest.mark.parametrize("text", CLEAN_ROUND_2, ids=[f"round2-clean-{i}" for i in range(len(CLEAN_ROUND_2))])
 def test_round_2_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_2, ids=[f"round2-shared-{i}" for i in range(len(CLEAN_ROUND_2))])
+def test_round_2_look_alike_is_kept_after_another_entry(redactor: Redactor, text: str) -> None:
+    """An entry's own context (a table's header, a `cat` line, a comment) is read from its entry's
+    start, also when other entries stand before it in the same memoryRef."""
+    parts = ["deploy finished, 3 pods restarted", text]
+    assert redactor.redact_parts(parts) == parts
