@@ -48,6 +48,8 @@ def _der_length(data: bytes, at: int) -> tuple[int, int] | None:
 def der_signature(value: str) -> bool:
     """Base64 of a DER signature (ECDSA, DSA): a SEQUENCE of exactly two INTEGERs of 16 bytes or
     more, and nothing else. A private key's SEQUENCE opens with a one-byte version."""
+    if value[:1] != "M":  # base64 of a SEQUENCE (0x30) of up to 127 bytes
+        return False
     data = _decode(value)
     if data is None or len(data) < 40 or data[0] != 0x30:
         return False
@@ -68,6 +70,8 @@ def der_signature(value: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def compressed(value: str) -> bool:
     """Base64 of a zlib or gzip stream that inflates: data (a source map, a payload), not a key."""
+    if value[:1] != "e" and value[:3] != "H4s":  # zlib's 0x78, gzip's 0x1f 0x8b
+        return False
     data = _decode(value)
     if data is None or len(data) < 16:
         return False
@@ -88,6 +92,8 @@ def compressed(value: str) -> bool:
 def json_document(value: str) -> bool:
     """Base64 of a JSON object or array (a JWT's header, a message's data, a cursor) that holds no
     word saying secret: structured data, not key material."""
+    if value[:1] not in ("e", "W"):  # `{` or `[`
+        return False
     data = _decode(value)
     if data is None or len(data) < 12 or data[:1] not in (b"{", b"["):
         return False
@@ -160,6 +166,7 @@ _PUBLIC_NOTE = re.compile(
 )
 
 
+_NOTE_WORDS = ("public", "read-only", "client-side", "browser")
 _PRIVATE_NOTE = re.compile(r"(?i)server[ -]?side|admin|write|secret|private|backend")
 
 
@@ -169,27 +176,36 @@ def public_client(before: str) -> bool:
     are shipped to browsers by design."""
     window = before[-300:]
     window = window[window.rfind("\x00") + 1 :]  # its own entry
+    lower = window.lower()
+    if "search" not in lower and not any(w in lower for w in _NOTE_WORDS):
+        return False
     if _PUBLIC_NOTE.search(window) is not None:
         return True
     return _SEARCH_CALL.search(window) is not None and _PRIVATE_NOTE.search(window) is None
 
 
 _FILE_SHOWN = re.compile(
-    r"(?:^|[\n\x00])[^\n\x00]{0,40}?\b(?:cat|type|Get-Content|less|more|head)[ \t]+[^\s]*"
-    r"\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)[ \t]*\r?\n"
+    r"\b(?:cat|type|Get-Content|less|more|head)[ \t]+[^\s]*"
+    r"\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)[ \t]*\r?\Z"
 )
-_PROMPT = re.compile(r"[\n\x00][ \t]*(?:\$|#|>|PS )|\x00")  # the next command, or the next entry
 SHOWN_LOOKBACK = 4096
 
 
 def shown_ciphertext(text: str, start: int) -> bool:
     """The printed content of a file that is ciphertext or a signature (`cat secrets.yml.enc`,
-    `cat artifact.sig`): committed or published by design, not a key."""
+    `cat artifact.sig`): committed or published by design, not a key. Read line by line upwards
+    from the value's line, through lines without a space (the file's content), to the command."""
     lo = max(0, start - SHOWN_LOOKBACK)
-    last = None
-    for last in _FILE_SHOWN.finditer(text, lo, start):  # noqa: B007 - the loop keeps the last
-        pass
-    return last is not None and _PROMPT.search(text, last.end() - 1, start) is None
+    end = text.rfind("\n", lo, start)
+    while end > lo:
+        begin = max(text.rfind("\n", lo, end), text.rfind("\x00", lo, end)) + 1
+        line = text[begin:end]
+        if " " in line or "\t" in line:  # the command, or another line of text
+            return _FILE_SHOWN.search(line[-200:]) is not None
+        if begin == 0 or text[begin - 1] == "\x00" or begin <= lo:
+            return False  # the entry's start: no command shows it
+        end = begin - 1
+    return False
 
 
 _OWN_NAME = re.compile(r"[\"']?([a-z][a-z0-9]*)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
@@ -198,6 +214,8 @@ _OWN_NAME = re.compile(r"[\"']?([a-z][a-z0-9]*)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
 def named_object_id(value: str, before: str) -> bool:
     """An id spelled with its own field's name (`"mandate": "mandate_1Nq…"`, `customer=cus_…` is
     not, but `"invoice": "invoice_…"` is): an object's id, not a credential."""
+    if "_" not in value:
+        return False
     m = _OWN_NAME.search(before[-64:])
     return m is not None and value.startswith(m.group(1) + "_")
 
