@@ -2540,6 +2540,9 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
     `keep` rule's span (public material) is judged by its check alone."""
     if not keep and (masked(c.value) or publishable(c.value)):
         return False
-    if check in GENERIC_CHECKS and (_NAMED_FORMAT.search(c.value) or _public_value(c)):
+    if check is None:
+        return True
+    verdict = CHECKS[check](c)
+    if verdict and check in GENERIC_CHECKS and (_NAMED_FORMAT.search(c.value) or _public_value(c)):
         return False  # a template filled by `%` (`%(password)s`), public material, plain data
-    return check is None or CHECKS[check](c)
+    return verdict
