@@ -161,19 +161,22 @@ def base58_address(value: str, line: str) -> bool:
 
 _SEARCH_CALL = re.compile(r"(?i)search[A-Za-z0-9_]*[ \t]*\([ \t]*\{?[^()]*\Z")
 _PUBLIC_NOTE = re.compile(
-    r"(?i)(?://|#|/\*|<!--)[^\n]{0,120}?(?:public|publishable|search-only|read-only|client-side|safe for"
-    r" the browser)[^\n]{0,120}\n[^\n]*\Z"
+    r"(?i)(?://|#|/\*|<!--)[^\n]{0,120}?(?:publishable|search-only|client-side|browser-safe"
+    r"|safe (?:for|in) the browser|public by design)[^\n]{0,120}\n[^\n]*\Z"
 )
 
 
-_NOTE_WORDS = ("public", "read-only", "client-side", "browser")
+_NOTE_WORDS = ("publishable", "search-only", "client-side", "browser", "public by design")
+# Code that runs in a browser: a search widget's key is shipped there by design (`Elasticsearch(…)`
+# in a server's code takes a secret).
+_BROWSER = re.compile(r"(?i)<script|\bwindow\.|\bdocument\.")
 _PRIVATE_NOTE = re.compile(r"(?i)server[ -]?side|admin|write|secret|private|backend")
 
 
 def public_client(before: str) -> bool:
-    """A value on the line under a comment that says it is public, or passed to a search client
-    (`docsearch({ apiKey: … })`) where nothing before says server side or admin: search keys
-    are shipped to browsers by design."""
+    """A value on the line under a comment that says it is public, or passed to a search widget
+    in a browser's code (`<script> docsearch({ apiKey: … })`) where nothing before says server side
+    or admin: search-only keys are shipped to browsers by design."""
     window = before[-300:]
     window = window[window.rfind("\x00") + 1 :]  # its own entry
     lower = window.lower()
@@ -181,7 +184,11 @@ def public_client(before: str) -> bool:
         return False
     if _PUBLIC_NOTE.search(window) is not None:
         return True
-    return _SEARCH_CALL.search(window) is not None and _PRIVATE_NOTE.search(window) is None
+    return (
+        _SEARCH_CALL.search(window) is not None
+        and _BROWSER.search(window) is not None
+        and _PRIVATE_NOTE.search(window) is None
+    )
 
 
 _FILE_SHOWN = re.compile(

@@ -2531,7 +2531,9 @@ def _public_value(c: Candidate) -> bool:
         return True
     if is_hex(value.strip("`'\"")) and public.test_vector(c.text, c.start):
         return True
-    return public.public_client(c.before) or public.named_object_id(value, c.before)
+    if public.named_object_id(value, c.before) and name_strength(value.split("_", 1)[0]) is None:
+        return True  # `"mandate": "mandate_…"`; never `"secret": "secret_…"`
+    return public.public_client(c.before)
 
 
 def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str:

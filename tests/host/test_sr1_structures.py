@@ -340,6 +340,14 @@ SECRETS_ROUND_2 = [
         "// server side only: indexing\nconst client = algoliasearch('QWERTY1234', 'ff389ef4614f6d850e374653aa01b2c3');",
         "ff389ef4614f6d850e374653aa01b2c3",
     ),
+    # a search engine's client in a server's code, a note that only says read-only, a secret
+    # whose value starts with its field's name
+    (
+        'es = Elasticsearch("https://es.internal:9200", api_key="Vq2Lm8Xz4Kw9Rt3Np7Hs1Bd6Jf0Gc5Q")',
+        "Vq2Lm8Xz4Kw9Rt3Np7Hs1Bd6Jf0Gc5Q",
+    ),
+    ("# read-only replica\nREPLICA_PASSWORD=Wz7!qLm2Xv9p", "Wz7!qLm2Xv9p"),
+    ('{"secret": "secret_Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0"}', "secret_Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0"),
     # base64 of a JSON document that carries a key of its own (a tunnel token)
     (
         "cloudflared service install eyJhIjoiMTIzIiwicyI6IlprOHFMbU40cFhyN1Z0MldzOVliMUtkM0hmNkpnMENjNSJ9",
@@ -382,8 +390,8 @@ CLEAN_ROUND_2 = [
     # names that say state or a handshake nonce, a search-only client, a key id that is public
     'saved: {"state":"Tq8Zx3Lm9Wv2Kp7Rn4Ys6Hb1Jd5Fg0Qc","redirect":"/home"}',
     "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-    'docsearch({ appId: "ABCD1234EF", apiKey: "e1e66b7e92ea8669d7bf241a8a9a121e", indexName: "docs" });',
-    "// public: shipped to the browser\nconst search = makeClient('APP123', '276f4ca3de3f2977d8a77cd2fb636da3');",
+    '<script>\ndocsearch({ appId: "ABCD1234EF", apiKey: "e1e66b7e92ea8669d7bf241a8a9a121e", indexName: "docs" });',
+    "// client-side key, shipped to the browser\nconst search = makeClient('APP123', '276f4ca3de3f2977d8a77cd2fb636da3');",
     'var checkout = { "key": "rzp_test_Qz8LmN4pXr7Vt2", "amount": "50000" };',
     # ids spelled with their field's name, a SQL list of ids, a template filled by %
     '{"event":"confirmed","mandate":"mandate_1Qz8LmN4pXr7Vt2Ws9Yb1Kd3"}',
