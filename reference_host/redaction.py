@@ -94,6 +94,10 @@ FRAGMENT_BELOW_LEAK = 16  # a hex tail shorter than this, left after a marked se
 MIN_GLUED_RUN = 12  # a secret split at a joint: the key characters on its two sides, together
 
 
+# A resource id typed by a word and a dash before its hex (`vpc-0a1b…`, `i-0f2e…`, `sg-…`): whole.
+_TYPED_ID = re.compile(r"[a-z]{1,12}-[0-9a-f]{8,32}")
+
+
 def _worth_gluing(joined: str, a: int, b: int) -> bool:
     """Whether a joint may split a secret: enough key characters around it, not two plain words
     (`...Friday.` | `Customer asked...` is the end of one note and the start of the next)."""
@@ -103,6 +107,8 @@ def _worth_gluing(joined: str, a: int, b: int) -> bool:
         return False
     if _NEW_FIELD.match(joined, b):  # `REGION=eu-west-1`, `aws_secret_access_key: ...`: a new field
         return False
+    if _TYPED_ID.fullmatch(right.group()):
+        return False  # a typed id starts the next line (`subnet-0840f285…` | `i-0702…`): a table's row
     return not (plain_word(left.group().rstrip(".,")) and plain_word(right.group().rstrip(".,")))
 
 

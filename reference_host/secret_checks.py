@@ -21,6 +21,8 @@ import math
 import re
 from collections.abc import Callable, Iterator
 
+from reference_host import public_material as public
+
 __all__ = [
     "AFTER_CHARS",
     "BEFORE_CHARS",
@@ -333,7 +335,8 @@ def _cut_short(c: Candidate) -> bool:
 
 _HASH_NOTATION = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)[-:]")
 _HASH_BEFORE = re.compile(
-    r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)[:=]|md5[:=]|blake2b?:|base64,|checksum[\"']?[ :=]+[\"']?)$"
+    r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)(?:[:=]|[\"']?>)|md5[:=]|blake2b?:|base64,"
+    r"|checksum[\"']?[ :=]+[\"']?)$"
 )
 _IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA")
 _CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}")
@@ -520,9 +523,16 @@ def _not_lowercase(c: Candidate) -> bool:
 def _key_material(c: Candidate) -> bool:
     """A prefix-less run: random, and none of the things that look random without being secret."""
     value = c.value
-    if is_hex(value) or _CID.fullmatch(value) or _hex_groups(value) or _PREFIXED_ID.fullmatch(value):
-        return False
+    if (
+        is_hex(value.lstrip("+-"))
+        or _CID.fullmatch(value)
+        or _hex_groups(value)
+        or _PREFIXED_ID.fullmatch(value)
+    ):
+        return False  # hex, also after a status mark (`git submodule status`'s `+<sha>`)
     before = c.before
+    if public.dotted_id_tail(_token_before(before)):
+        return False  # the unique part of a dotted resource id (`ocid1.user.oc1..aaaa…`)
     if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(before[-16:]) or value.startswith(_IMAGE_MAGIC):
         return False
     if _IN_PASSWORD_HASH.search(before[-200:]):
@@ -531,11 +541,36 @@ def _key_material(c: Candidate) -> bool:
         return False
     if not looks_random(value) or mostly_words(value) or _public_der(value) or _encodes_text(value):
         return False
+    if public.der_signature(value) or public.compressed(value) or _plain_json(c):
+        return False  # a signature, a compressed payload, a JSON document: data, not a key
+    if public.shown_ciphertext(c.text, c.start):
+        return False  # the content of `cat secrets.yml.enc` or of a `.sig`
     if _WORD_PATH.match(value):
         return False  # a path (`/nix/store/<hash>-glibc`), not a key
+    if _minified(c):
+        return False  # a literal of a minified bundle, shipped to every browser
     if _IN_CIPHERTEXT.search(before[-200:]):
         return False  # inside ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     return not (_named_not_secret(before) or _continues_public(before) or _JWK_MODULUS_END.match(c.after))
+
+
+_MINIFIED_NAME = re.compile(r"[,;{(][A-Za-z_$][A-Za-z0-9_$]?=[\"']\Z")
+MINIFIED_LINE = 200
+
+
+def _minified(c: Candidate) -> bool:
+    """A quoted literal given to a one- or two-letter name on a long line of code (`…;const
+    x=1,d="…";g[5]=function(e){…`): a minifier's output, which every browser downloads."""
+    if _MINIFIED_NAME.search(c.before[-8:]) is None:
+        return False
+    lo = max(0, c.start - 2 * MINIFIED_LINE)  # a bounded window: linear however long the line
+    line_start = max(c.text.rfind("\n", lo, c.start), c.text.rfind("\x00", lo, c.start), lo - 1) + 1
+    line_end = c.text.find("\n", c.end, c.end + 2 * MINIFIED_LINE)
+    line_end = min(len(c.text), c.end + 2 * MINIFIED_LINE) if line_end < 0 else line_end
+    if line_end - line_start < MINIFIED_LINE:
+        return False
+    line = c.text[line_start:line_end]
+    return line.count(";") >= 3 and line.count("function") + line.count("=>") >= 1
 
 
 # A JWK's modulus runs up to its closing quote and the public exponent after it: `…", "e": "AQAB"`.
@@ -631,7 +666,7 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "recipient", "recipients", "address", "addr", "wallet", "modulus", "exponent", "n", "e", "x", "y",
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
-     "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms"}
+     "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state"}
 )  # fmt: skip
 
 
@@ -666,7 +701,9 @@ def mostly_words(value: str) -> bool:
             words, word_chars = words + 1, word_chars + len(segment)
         elif len(segment) > 3:
             random += len(segment)
-    return words >= 2 and word_chars > random
+    return (words >= 2 and word_chars > random) or (
+        words == 1 and word_chars >= 8 and 0 < 2 * random < word_chars
+    )
 
 
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]+")
@@ -690,10 +727,12 @@ def _encodes_text(value: str) -> bool:
         return False
     if basic_credential(data):
         return False  # `user:password` (a Basic credential, an Azure DevOps `:<PAT>`) is a secret
+    if public.holds_key(data):
+        return False  # text that carries a key of its own (a tunnel token's JSON)
     return _SECRET_WORDS_INSIDE.search(data) is None  # a docker config's `"auth": ...` is a secret
 
 
-_USER_PASSWORD = re.compile(rb"[^\s:]{0,64}:[^\s:]\S{5,}")
+_USER_PASSWORD = re.compile(rb"[^\s:{\[\"]{0,64}:[^\s:]\S{5,}")  # a JSON document's `{"a":…` is none
 
 
 def basic_credential(data: bytes) -> bool:
@@ -725,7 +764,7 @@ _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 STRONG_WORDS = frozenset(
     {"password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "passcode", "secret", "secrets",
      "token", "tokens", "credential", "credentials", "creds", "cred", "apikey", "auth", "dsn", "authtoken",
-     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer",
+     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer", "authtok",
      # the same words in other languages, as names and in prose (`Passwort:`, `senha =`)
      "passwort", "kennwort", "wachtwoord", "contrasena", "senha", "haslo", "salasana", "losenord",
      "passord", "adgangskode", "heslo", "jelszo", "sifre", "geheimnis", "geheim"}
@@ -791,7 +830,9 @@ NOT_SECRET_BEFORE = frozenset(
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
      "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
      # public by design: a publishable key, an anonymous key, a site key, a search-only key
-     "publishable", "anon", "site", "search"}
+     "publishable", "anon", "site", "search",
+     # a WebSocket handshake's key is a nonce
+     "socket", "websocket"}
 )  # fmt: skip
 # Pairs that name something else: an idempotency token (`client_token`), a TLS client certificate.
 NOT_SECRET_PAIRS = frozenset({("client", "token"), ("client", "cert")})
@@ -1230,6 +1271,18 @@ def _quoted(c: Candidate) -> bool:
     return q in ("'", '"', "`") and c.after[:1] == q
 
 
+_DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
+
+
+_SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
+
+
+def _dotted_passphrase(value: str) -> bool:
+    """Words joined by dots, digits glued to the last (`fjord.ripple.hazel.kiosk93`): a passphrase;
+    a dotted reference (`settings.db.password`) does not end in a number glued to a word."""
+    return _DOTTED_WORDS.fullmatch(value) is not None
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random or a password a person chose.
@@ -1241,14 +1294,20 @@ def _assigned_value(c: Candidate) -> bool:
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
         return False
+    if _NAMED_FORMAT.search(value):
+        return False  # a template filled by `%` (`"postgresql://%(user)s:%(password)s@…" % db`)
+    if _SIGNED_REQUEST.search(c.before[-200:]):
+        return False  # a SigV4 header's `Signature=`: one request's HMAC, the key stays unknown
     real = real_value(value, code=in_code)
-    if not real and not (quoted and passphrase(value)):
+    if not real and not ((quoted or _dotted_passphrase(value)) and passphrase(value)):
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
     if strength is not None:
         at = before.rfind(name) if name else -1
         edge = before[at - 1 : at] if at > 0 else ""
+        if edge in ("+", "-") and before[at - 2 : at - 1] in ("", "\n", "\x00"):
+            edge = ""  # a diff's added or removed line (`+DB_PASSWORD: …`)
         if edge in ("/", "+") or (edge.isalnum() and edge.isascii()):
             return False  # the name is the tail of a longer run (base64, a path), not a name
         if _under_ciphertext(before):
@@ -1450,7 +1509,7 @@ def _short_flag(c: Candidate) -> bool:
     return _generated(value) or (any(ch.isdigit() for ch in value) and any(not ch.isalnum() for ch in value))
 
 
-_PGPASS_LINE = re.compile(r"[ \t]*[A-Za-z0-9*][^\s:]*:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:")
+_PGPASS_LINE = re.compile(r"[ \t]*[A-Za-z0-9*][^\s:,]*:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:")
 
 
 _PORT_OR_PLUGIN = re.compile(r"[0-9.:/,-]+|[a-z]+:[a-z_-]+")
@@ -1483,7 +1542,7 @@ def _spaced_value(c: Candidate) -> bool:
         return real_value(c.value) and (strength == "strong" or _random_weak_value(c.value))
     if strength != "strong":
         return False
-    if quoted and passphrase(core):
+    if (quoted or _dotted_passphrase(core)) and passphrase(core):
         return True
     return _password_like(core, strict=not quoted) and (quoted or _chosen(core))
 
@@ -1637,6 +1696,8 @@ def _positional_argument(c: Candidate) -> bool:
         if call is None:
             return False
         callee, args = call
+        if callee.lower() in ("in", "values"):
+            return False  # SQL's `IN ('pi_…', 'pi_…')` or `VALUES (…)`: a list of values, no call
         if not args and _HEX.fullmatch(value) and len(value) < 32:
             return False  # a first argument in short hex is an app's id (a client-side id), not its key
         if _callee_says_secret(callee):
@@ -1665,7 +1726,7 @@ _OTHER_CONTEXT = frozenset(
      "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
      "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
      "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "namespace", "cipher", "ciphertext",
-     "encrypted", "signature"}
+     "encrypted", "signature", "signed", "gpg", "pgp"}
 )  # fmt: skip
 _NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
 _CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
@@ -1676,6 +1737,9 @@ _CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was)\Z")
 _STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*")
 _STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*")
 _NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
+
+
+_KEY_ID_WORDS = frozenset({"signed", "gpg", "pgp", "fingerprint", "verify", "keyserver", "keyring"})
 
 
 def _pasted(c: Candidate) -> bool:
@@ -1711,6 +1775,8 @@ def _pasted(c: Candidate) -> bool:
     if verb is not None:  # `the token for staging is <value>`: the clause's subject decides
         return clause_names_secret(said[: verb.start()], weak=True)
     names = _NAMEISH.findall(" ".join(lines))[-12:]
+    if is_hex(value) and any(n.lower() in _KEY_ID_WORDS for n in names):
+        return False  # `signed with key <40 hex>`: a key's fingerprint, public by design
     for i in range(len(names) - 1, -1, -1):
         name = names[i]
         words = _words(name)
@@ -1902,8 +1968,8 @@ _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid"})
 # Cookie names only a session cookie has (PHP, Java servlets, Express, Django, ASP.NET).
 _SESSION_COOKIES = frozenset(
-    {"PHPSESSID", "JSESSIONID", "connect.sid", "sessionid", "ASP.NET_SessionId", "laravel_session"}
-)
+    {"phpsessid", "jsessionid", "connect.sid", "sessionid", "asp.net_sessionid", "laravel_session"}
+)  # any case: a servlet container writes `;jsessionid=` into a URL's path
 _COOKIE_CONTEXT = re.compile(r"(?i)cookie|set-cookie|\bsession\b")
 
 
@@ -1912,7 +1978,7 @@ def _session_cookie(c: Candidate) -> bool:
     session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
     `-b`, `document.cookie`, a cookies map) or under a name only a session cookie has."""
     name = assigned_name(c.before)
-    canonical = name in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
+    canonical = name.lower() in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
     if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
         return False
     value = _PERCENT.sub("", c.value)
@@ -2074,7 +2140,7 @@ def _cookie_jar(c: Candidate) -> bool:
         return False
     name = fields[-2]
     value = c.value
-    canonical = name in _SESSION_COOKIES or any(
+    canonical = name.lower() in _SESSION_COOKIES or any(
         w in _SESSION_WORDS or w in STRONG_WORDS for w in _words(name)
     )
     return (canonical and _generated(value)) or keyish(value, 16)
@@ -2167,7 +2233,8 @@ def _byte_array_key(c: Candidate) -> bool:
 
 
 _LOGIN_LABEL = re.compile(
-    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur)"
+    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur|access|zugang"
+    r"|zugangsdaten|accès|acces|acceso|acesso|доступ|логин)"
     r"(?:[ \t]+(?:with|as|using))?[ \t]*[:=]?[ \t]*\Z"
 )
 
@@ -2180,7 +2247,8 @@ def _login_pair(c: Candidate) -> bool:
     if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
         return False
     value = c.value
-    return not placeholder(value) and value != m.group(1) and (human_password(value) or keyish(value, 10))
+    chosen = human_password(value) or keyish(value, 10) or (passphrase(value) and " " not in value)
+    return not placeholder(value) and value != m.group(1) and chosen
 
 
 _USER_LINE = re.compile(
@@ -2213,14 +2281,21 @@ def _lone_value(c: Candidate) -> bool:
     if not (previous.endswith(("?", ":")) or re.search(r"(?i)\b(?:is|are|was|here)\Z", previous)):
         return False
     previous = re.sub(r"(?i)[ \t]*(?:\b(?:is|are|was|here)|[?:])\Z", "", previous)
-    return clause_names_secret(previous, weak=_random_strict(value))
+    weak = _random_strict(value)
+    if _SPEAKER.fullmatch(previous) and len(lines) >= 2 and "?" in lines[-2]:
+        # `camille: here` answers the question above it (`anyone have the PagerDuty key? …`)
+        return clause_names_secret(lines[-2][: lines[-2].rfind("?")], weak=weak)
+    return clause_names_secret(previous, weak=weak)
+
+
+_SPEAKER = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?(?:<[^<>\n]{1,30}>|[A-Za-z][A-Za-z0-9_.-]{0,30}:?)")
 
 
 # Public by design, whatever name it stands under: publishable and client-side keys (Stripe `pk_`,
 # Mapbox `pk.eyJ`, Supabase `sb_publishable_`, PostHog `phc_`, Datadog RUM `pub<hex>`, reCAPTCHA site
 # keys).
 _PUBLISHABLE = re.compile(
-    r"(?:pk_(?:live|test)_|pk\.eyJ|sb_publishable_|phc_)[A-Za-z0-9._-]+|pub[0-9a-f]{32}|6L[A-Za-z0-9_-]{38}"
+    r"(?:pk_(?:live|test)_|pk\.eyJ|sb_publishable_|phc_|rzp_(?:live|test)_)[A-Za-z0-9._-]+|pub[0-9a-f]{32}|6L[A-Za-z0-9_-]{38}"
 )
 
 
@@ -2332,6 +2407,9 @@ def _chat_password(c: Candidate) -> bool:
 
 _PARAMETER_HEAD = re.compile(
     r"(?m)^([ \t]*)([A-Za-z0-9_.-]+):[ \t]*\r?\n(?:\1[ \t]+[A-Za-z]+:[^\n]*\r?\n){0,6}\Z"
+    # Terraform's `variable "db_password" {` and its `type = string` / `default = …`
+    r"|^([ \t]*)variable[ \t]+\"([A-Za-z0-9_.-]+)\"[ \t]*\{[ \t]*\r?\n"
+    r"(?:\3[ \t]+[A-Za-z_]+[ \t]*=[^\n]*\r?\n){0,6}\Z"
 )
 
 
@@ -2339,11 +2417,13 @@ def _parameter_default(c: Candidate) -> bool:
     """`DBPassword:` / `  Type: String` / `  Default: …`: a parameter's default under a secret's name
     (a strong one: its value real, not a placeholder)."""
     window = c.before[-400:]
+    window = window[window.rfind("\x00") + 1 :]  # its own entry
     lines = window[: window.rfind("\n") + 1].split("\n")
     for k in range(len(lines) - 2, max(-1, len(lines) - 9), -1):  # the nearest header above
         m = _PARAMETER_HEAD.match("\n".join(lines[k:]))
         if m is not None:
-            return name_strength(m.group(2)) == "strong" and (real_value(c.value) or human_password(c.value))
+            name = m.group(2) or m.group(4)
+            return name_strength(name) == "strong" and (real_value(c.value) or human_password(c.value))
     return False
 
 
@@ -2357,6 +2437,20 @@ def _basic_user_password(c: Candidate) -> bool:
     if line.rstrip("'\"").endswith(","):
         return human_password(value) or keyish(value, 8)
     return True
+
+
+_HEADERS = re.compile(r"(?i)headers")
+
+
+def _header_value(c: Candidate) -> bool:
+    """`x-<name>: <random>` among a client's headers (the word `headers` in the lines before):
+    a header whose name says nothing else (not an id, a trace, a request) carries a credential."""
+    if not _random_strict(c.value):
+        return False
+    words = _words(assigned_name(c.before))[1:]  # after its `x-`
+    if any(w in _NAMED_OTHER for w in words):
+        return False  # `x-request-id`, `x-amz-cf-id`, `x-trace-…`: an id
+    return _HEADERS.search(c.before[-160:]) is not None
 
 
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
@@ -2406,10 +2500,40 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "block-scalar": _block_scalar,
     "chat-password": _chat_password,
     "parameter-default": _parameter_default,
+    "header-value": _header_value,
     "foreign-key": _foreign_key,
     "anon-jwt": lambda c: not _jwt(c),
     "web-config": lambda c: not _google_key(c),
 }
+
+
+# Checks that judge a value with no provider's prefix by its name or its place: public material
+# and plain data are vetoed before them, whatever the name says (`my age public key is age1…`).
+GENERIC_CHECKS = frozenset(
+    {"assigned-value", "run", "positional-argument", "pasted", "table-cell", "call-argument",
+     "lone-value", "spaced-value", "parameter-default", "code-span", "chat-password", "header-value"}
+)  # fmt: skip
+
+
+def _plain_json(c: Candidate) -> bool:
+    """Base64 of a JSON document that is not a JWT's first part (`eyJ…fQ.eyJ…`)."""
+    return c.after[:1] != "." and public.json_document(c.value)
+
+
+def _public_value(c: Candidate) -> bool:
+    """Public material or plain data by its structure (`public_material.py`): an address, a
+    signature, a compressed or JSON payload, a test vector, a search-only client's key, an id
+    spelled with its field's name."""
+    value = c.value
+    if _public_address(c) or public.base58_address(value, c.line_before()):
+        return True
+    if public.der_signature(value) or public.compressed(value) or _plain_json(c):
+        return True
+    if is_hex(value.strip("`'\"")) and public.test_vector(c.text, c.start):
+        return True
+    if public.named_object_id(value, c.before) and name_strength(value.split("_", 1)[0]) is None:
+        return True  # `"mandate": "mandate_…"`; never `"secret": "secret_…"`
+    return public.public_client(c.before)
 
 
 def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str:
@@ -2418,4 +2542,9 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
     `keep` rule's span (public material) is judged by its check alone."""
     if not keep and (masked(c.value) or publishable(c.value)):
         return False
-    return check is None or CHECKS[check](c)
+    if check is None:
+        return True
+    verdict = CHECKS[check](c)
+    if verdict and check in GENERIC_CHECKS and (_NAMED_FORMAT.search(c.value) or _public_value(c)):
+        return False  # a template filled by `%` (`%(password)s`), public material, plain data
+    return verdict

@@ -611,11 +611,13 @@ class Scanner:
             start = match(_UNANCHORED, data, pos, hi)[0][0]
             if start < 0:
                 return
+            if data[start] == 0x0A:  # a gate that opens with the line break is the next line's
+                start += 1
             line = data.rfind(b"\n", 0, start)
             end = data.find(b"\n", start)
             end = n if end < 0 else end
             yield max(line, 0), end
-            pos = end + 1
+            pos = end  # from the line break: a gate may open with it
 
     def _blocks(
         self,

