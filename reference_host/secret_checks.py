@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import math
 import re
+import string
 from collections.abc import Callable, Iterator
 
 from reference_host import public_material as public
@@ -513,6 +514,18 @@ def _many_digits(c: Candidate) -> bool:
 def _has_digit(c: Candidate) -> bool:
     """Capitals and digits after a prefix (`SCW…`, `API-…`): a word in capitals has no digit."""
     return sum(ch.isdigit() for ch in c.value) >= 2
+
+
+_TOKEN_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
+
+
+def _whole_token(c: Candidate) -> bool:
+    """A public key is kept only as a token of its own: the same shape inside a longer token (`6L…`
+    in the random body of an API key, `pk_…` after a word) is a piece of that token, and keeping the
+    piece would keep the key around it."""
+    before = c.text[c.start - 1] if c.start else ""
+    after = c.text[c.end] if c.end < len(c.text) else ""
+    return before not in _TOKEN_CHARS and before != "." and after not in _TOKEN_CHARS
 
 
 def _not_lowercase(c: Candidate) -> bool:
@@ -2457,6 +2470,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
     "not-lowercase": _not_lowercase,
+    "whole-token": _whole_token,
     "has-digit": _has_digit,
     "many-digits": _many_digits,
     "discord": _discord,

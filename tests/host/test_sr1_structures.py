@@ -168,8 +168,18 @@ SECRETS = [
     ("ключ API: Zq8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5", "Zq8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5"),
     ("The service account password was reset to `Lq9!mZx2Wp`. Please log in and change it.", "Lq9!mZx2Wp"),
     ("ssh deploy@10.0.0.4 # pass: Kw8#zLq2Mx", "Kw8#zLq2Mx"),
+    # a public key's shape inside a key's random body is a piece of that key, not a public key
+    (
+        "OPENAI_API_KEY=sk-proj-Tq4nW8rZ2xK7mP0vB5cL9d_6LHYiBRqVvZDvXMlVYG0kUcJ8Rq9ySfguYcylGlvEI54dT3BlbkFJ",
+        "sk-proj-Tq4nW8rZ2xK7mP0vB5cL9d_6LHYiBRqVvZDvXMlVYG0kUcJ8Rq9ySfguYcylGlvEI54dT3BlbkFJ",
+    ),
+    (
+        "Note: 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 end.",
+        "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",
+    ),
 ]
 CLEAN = [
+    '<div class="g-recaptcha" data-sitekey="6LcR3xQpAAAAAKq8Wm2Vn5Tz9Lb4Hd7Jf1Gs0Ye3"></div>',
     '{"login.password": "Contraseña", "apiKeyLabel": "API key", "token_expired": "Your session token has expired"}',
     '{"password": "Passwort", "forgot": "Passwort vergessen?"}',
     "MasterUserPassword: !Ref DBPassword",
