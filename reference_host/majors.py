@@ -98,6 +98,15 @@ def v2_address(path: str) -> str | None:
     return None
 
 
+def v1_twin(path: str) -> str | None:
+    """The v1 route a major-2 address serves (None: it is no v2 address), the inverse of
+    `v2_address`: the OpenAPI document describes both addresses by the v1 route's rules."""
+    for prefix, replacement in V2_ADDRESSES:
+        if path.startswith(replacement):
+            return prefix + path[len(replacement) :]
+    return None
+
+
 # -- discovery ---------------------------------------------------------------------------------------
 
 

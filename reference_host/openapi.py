@@ -18,6 +18,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from reference_host.config import HostConfig
+from reference_host.majors import ORG, v1_twin
 from reference_host.models import NO_CONTROL, NO_NUL, TIMESTAMP_SCHEMA
 from reference_host.workspace import PATH_PATTERN
 
@@ -138,6 +139,10 @@ def schema_valid_refusal(method: str, path: str, status: int, body: object) -> b
     if not isinstance(body, dict):
         return False
     code, message = body.get("error"), body.get("message")
+    twin = v1_twin(path)
+    if twin is not None:  # a major-2 address answers by its v1 route's rules, in vendor codes
+        path = twin
+        code = code.removeprefix(f"{ORG}.") if isinstance(code, str) else code
     return any(
         m == method
         and p in (path, "*")
@@ -183,7 +188,8 @@ def describe(draft: dict[str, Any], config: HostConfig) -> dict[str, Any]:
     return doc
 
 
-def _describe_operation(path: str, method: str, operation: dict[str, Any]) -> None:
+def _describe_operation(address: str, method: str, operation: dict[str, Any]) -> None:
+    path = v1_twin(address) or address  # a major-2 address is described by its v1 route's rules
     public = (method, path) in PUBLIC
     operation["security"] = [] if public else [{"bearer": []}]
     parameters = operation.setdefault("parameters", [])
