@@ -45,7 +45,7 @@ SCENARIOS = [
     str(scenarios_dir() / "distillation" / "test_event.py"),
     str(scenarios_dir() / "retention" / "test_profile.py"),
 ]
-SCENARIO_COUNT = 19  # tests in SCENARIOS, one per requirement (asserted below: the time bound stays honest)
+SCENARIO_COUNT = 24  # tests in SCENARIOS, one per requirement (asserted below: the time bound stays honest)
 SEAM_DRIVEN = ("rfc0012.B.event-schema", "rfc0062.B6.event-valid", "p11.seam.reachable")
 START_UP = 30.0  # interpreter, imports, discovery and the preflight, on a loaded CI machine
 PEAK_RSS_MB = 300
@@ -275,7 +275,8 @@ def test_a_host_lost_after_start_up_gives_one_line_per_scenario(raw_host, run_su
     errored = [t for t in tests if t["outcome"] == "ERROR"]
     assert len(errored) > len(tests) // 2
     # what ERRORs not read only discovery (capability blocks): nothing is graded on a lost host
-    assert {t["outcome"] for t in tests} <= {"ERROR", "PASS", "UNSUPPORTED"}, tests
+    graded = [t for t in tests if t["outcome"] not in ("ERROR", "PASS", "UNSUPPORTED")]
+    assert not graded, [(t["nodeid"], t["outcome"], t.get("reason")) for t in graded]
     if after == "start-up check":
         assert len(errored) == len(tests)
     for test in errored:

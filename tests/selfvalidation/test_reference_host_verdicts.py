@@ -16,8 +16,9 @@ from conformance.requirements import registry
 pytestmark = pytest.mark.slow  # the second tier: `make test-slow`, run by .ci/run
 
 
-def _testable_ids():
-    return {r.id for r in registry().values() if not r.untestable}
+def _testable_ids(major: int = 1):
+    """The rows a run at `major` grades (the reference host's default major is 1)."""
+    return {r.id for r in registry().values() if not r.untestable and r.applies(major)}
 
 
 def assert_all_pass(run):
@@ -51,7 +52,14 @@ def test_reference_host_passes_everything_over_host_url(start_host, run_suite, t
     # side of a requirement that does not apply on this host (sourceIds left out above 100 sources,
     # which RFC 0012 allows) while the requirement itself passes (assert_all_pass above).
     assert sorted(outcomes) == sorted(t["outcome"] for t in run.bundle["tests"]), outcomes
-    assert set(outcomes) <= {"PASS", "UNSUPPORTED"} and outcomes.count("PASS") > len(outcomes) - 5
+    assert set(outcomes) <= {"PASS", "UNSUPPORTED"}
+    # beside the tests of OpenWOP major 2's own rows (this run grades major 1), a few one-sided tests
+    one_sided = [
+        t
+        for t in run.bundle["tests"]
+        if t["outcome"] != "PASS" and "a requirement of OpenWOP major 2" not in str(t.get("reason"))
+    ]
+    assert len(one_sided) < 5, one_sided
     assert run.bundle["discovery"]["memoryLayout"] == "root"
     assert len(run.bundle["discovery"]["sha256"]) == 64
 
