@@ -65,7 +65,10 @@ def serve(
     ] = None,
     retention_config: Annotated[
         Path | None,
-        typer.Option(help="Retention config.yaml (default: the bundled one, the document's defaults)."),
+        typer.Option(
+            help="Retention config.yaml (default: ./config.yaml when it has a memory_retention section, "
+            "else the bundled one, the document's defaults)."
+        ),
     ] = None,
     header_timeout: Annotated[
         float,
@@ -120,13 +123,16 @@ def serve(
             raise typer.BadParameter(message, param_hint="--distill-cron") from None
     if distill_budget is not None and distill_cron is None:
         raise typer.BadParameter("needs --distill-cron", param_hint="--distill-budget")
-    from reference_host.retention.config import RetentionConfigError, load_config
+    from reference_host.retention.config import RetentionConfigError, choose_config
     from reference_host.server import serve_forever
 
-    try:
-        retention = load_config(retention_config)
+    try:  # found as every `memory retention` command finds it (issue 24)
+        choice = choose_config(retention_config)
     except RetentionConfigError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--retention-config") from None
+        shown = retention_config or Path.cwd() / "config.yaml"
+        raise typer.BadParameter(f"{shown}: {exc}", param_hint="--retention-config") from None
+    retention = choice.config
+    typer.echo(f"retention config: {choice.describe()}", err=True)
 
     from reference_host.signing_keys import SigningKeyError, read_published
 

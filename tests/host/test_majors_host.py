@@ -141,3 +141,29 @@ def test_the_serve_command_takes_the_majors_to_serve(monkeypatch, tmp_path):
         assert captured["c"].protocol_majors == majors
     bad = runner.invoke(cli.app, [*base, "--protocol-majors", "3"])
     assert bad.exit_code != 0 and "expected 1, 2 or 1,2" in bad.output
+
+
+def test_the_serve_command_finds_config_yaml_as_the_retention_commands_do(monkeypatch, tmp_path):
+    """`serve` without --retention-config uses ./config.yaml when it has a memory_retention section
+    (the same discovery as `memory retention`), says which config it uses, and refuses a bad one."""
+    from typer.testing import CliRunner
+
+    from reference_host import cli
+
+    captured = {}
+    monkeypatch.setattr("reference_host.server.serve_forever", lambda config, *_: captured.update(c=config))
+    monkeypatch.chdir(tmp_path)
+    base = ["serve", "--api-key", "k=t", "--database-url", f"sqlite:///{tmp_path / 'h.db'}"]
+    runner = CliRunner()
+    done = runner.invoke(cli.app, base)
+    assert done.exit_code == 0 and captured["c"].retention.candidate_expiry_days == 30
+    assert "the bundled defaults" in done.output
+    found = tmp_path / "config.yaml"
+    found.write_text("memory_retention:\n  candidate_expiry_days: 7\n", encoding="utf-8")
+    done = runner.invoke(cli.app, base)
+    assert done.exit_code == 0, done.output
+    assert captured["c"].retention.candidate_expiry_days == 7
+    assert "config.yaml in the working folder" in done.output
+    found.write_text("memory_retention:\n  candidate_expiry_days: -1\n", encoding="utf-8")
+    refused = runner.invoke(cli.app, base)
+    assert refused.exit_code != 0 and "candidate_expiry_days" in refused.output
