@@ -125,14 +125,16 @@ def holds_key(data: bytes) -> bool:
 _TEST_VECTORS = re.compile(
     r"(?i)test[ _-]?vectors?|\"tcId\"|(?:^|[\n\x00])[ \t]*count[ \t]*=[ \t]*[0-9]+[ \t]*\r?\n"
     r"|(?:^|[\n\x00])[ \t]*\|[^\n\x00]*\bexpected\b[^\n\x00]*\|[ \t]*\r?\n|known[ -]answer"
+    r"|(?:^|[\n\x00])[ \t]*plaintext[ \t]*[:=][ \t]*(?:0x)?[0-9a-f]+[ \t]*\r?\n"
 )
 VECTOR_LOOKBACK = 1024
-_VECTOR_WORDS = ("vector", "tcid", "count", "expected", "known")
+_VECTOR_WORDS = ("vector", "tcid", "count", "expected", "known", "plaintext")
 
 
 def test_vector(text: str, start: int) -> bool:
     """Hex in a file of test vectors (`Count = 0` / `Key = …`, Wycheproof's `"tcId"`, a table with
-    an expected-output column): published inputs, not a deployment's keys."""
+    an expected-output column, a plaintext given in hex above the key): published inputs, not a
+    deployment's keys."""
     lo = max(0, start - VECTOR_LOOKBACK)
     lo = max(lo, text.rfind("\x00", lo, start))  # its own entry, from the separator before it
     window = text[lo:start].lower()

@@ -501,7 +501,8 @@ def _discord(c: Candidate) -> bool:
 
 
 def _asana(c: Candidate) -> bool:
-    """An Asana token's `/<16 digits>:<hex>`, after its version digit (`1/…`, `2/…`) standing alone."""
+    """An Asana token's `/<16 digits>:<hex>` (`/<gid>/<16 digits>:<hex>` in version 2), after its
+    version digit (`1/…`, `2/…`) standing alone."""
     before = c.before
     return before[-1:] in ("1", "2") and not (len(before) > 1 and (before[-2].isalnum() or before[-2] in "/"))
 
@@ -526,6 +527,18 @@ def _whole_token(c: Candidate) -> bool:
     before = c.text[c.start - 1] if c.start else ""
     after = c.text[c.end] if c.end < len(c.text) else ""
     return before not in _TOKEN_CHARS and before != "." and after not in _TOKEN_CHARS
+
+
+def _public_token(c: Candidate) -> bool:
+    """A public key kept as a token of its own, unless its shape is shared with the secret half
+    of its pair and the name it is given says secret (below)."""
+    return _whole_token(c) and not _paired_secret(c)
+
+
+def _paired_secret(c: Candidate) -> bool:
+    """reCAPTCHA's site key and secret key share one shape (`6L` and 38 characters): only the name
+    says which, so under a strong name (`recaptcha.secret.key=`, `?token=`) it is the secret."""
+    return c.value.startswith("6L") and name_strength(assigned_name(c.before)) == "strong"
 
 
 def _not_lowercase(c: Candidate) -> bool:
@@ -777,7 +790,7 @@ _NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 STRONG_WORDS = frozenset(
     {"password", "passwords", "passwd", "pass", "pwd", "pw", "passphrase", "passcode", "secret", "secrets",
      "token", "tokens", "credential", "credentials", "creds", "cred", "apikey", "auth", "dsn", "authtoken",
-     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer", "authtok",
+     "accesstoken", "privatekey", "pat", "psk", "mnemonic", "otp", "bearer", "authtok", "jwt",
      # the same words in other languages, as names and in prose (`Passwort:`, `senha =`)
      "passwort", "kennwort", "wachtwoord", "contrasena", "senha", "haslo", "salasana", "losenord",
      "passord", "adgangskode", "heslo", "jelszo", "sifre", "geheimnis", "geheim"}
@@ -935,6 +948,8 @@ def name_strength(name: str) -> str | None:
         words[last - 1] in NOT_SECRET_BEFORE or (words[last - 1], words[last]) in NOT_SECRET_PAIRS
     ):
         return None
+    if " " in name and any(w in NOT_SECRET_BEFORE for w in words[:last]):
+        return None  # words of a log line before it say what the key is for (`cache miss key=`)
     strong = any(w in STRONG_WORDS for w in words[: last + 1]) or any(
         pair in STRONG_PAIRS for pair in itertools.pairwise(words)
     )
@@ -1473,6 +1488,8 @@ def _flag_value(c: Candidate) -> bool:
     strength = name_strength(m.group(1))
     if strength is None or _cut_short(c) or _pairs(c.value):
         return False
+    if _KEY_SELECTOR.search(m.group(1)) and is_hex(c.value.removeprefix("0x")):
+        return False  # `gpg --recv-keys <fingerprint>`: a key named by its public id
     if not _password_like(c.value):
         return strength == "strong" and _quoted(c) and passphrase(c.value)
     return strength == "strong" or _random_secret(c.value, 12)
@@ -1520,6 +1537,45 @@ def _short_flag(c: Candidate) -> bool:
         )
     value = c.value
     return _generated(value) or (any(ch.isdigit() for ch in value) and any(not ch.isalnum() for ch in value))
+
+
+def _printed_value(c: Candidate) -> bool:
+    """The value a command printed for a field named for a secret, its wrapped lines joined: the
+    field's name says secret (not a fact about one), the value is real and random."""
+    m = _last(re.finditer(r"-field=([A-Za-z0-9_.-]+)[^\n]*\n\Z", c.before[-BEFORE_CHARS:]))
+    if m is None or name_strength(m.group(1)) is None:
+        return False
+    value = re.sub(r"\s+", "", c.value)
+    return real_value(value) and _random_secret(value, 16)
+
+
+# A flag that names a key by its id or fingerprint (public by design): a verb that fetches, sends
+# or picks keys (`--recv-keys`, `--send-key`, `--default-key`, `--trusted-key`).
+_KEY_SELECTOR = re.compile(
+    r"(?i)(?:recv|receive|send|fetch|search|locate|refresh|edit|sign|lsign|export|import|delete|list"
+    r"|default|trusted|encrypt-to|hidden)-?keys?\Z"
+)
+_NAMES_USER = re.compile(
+    r"(?:^|[ \t])(?:-u|-U|--user|--username|--login)[ \t=]+[\"']?[A-Za-z0-9_.@-]"
+    r"|(?:^|[ \t])(?:-A|--auth-type)[ \t=]+(?i:bearer|token)"
+)
+
+
+def _user_line_token(c: Candidate) -> bool:
+    """`tool -u svc -k <uuid>`, `-t<token>`: on a line that names a user (or an auth type), a
+    one-letter flag whose letter starts a secret's word (key, token, auth, secret, password) given
+    a token a generator made (hex of a key's length, a UUID, random characters), not a host, a
+    path or a word."""
+    line = c.line_before()
+    if re.search(r"-[kKtTaAsSpPwW][ \t]?\Z", line) is None or _cut_short(c):
+        return False
+    context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
+    value = c.value
+    if _NAMES_USER.search(context) is None or any(ch in value for ch in "./:@"):
+        return False
+    if _UUID.fullmatch(value) or (len(value) >= 32 and is_hex(value)):
+        return True
+    return _random_secret(value, 20) and not mostly_words(value)
 
 
 _PGPASS_LINE = re.compile(r"[ \t]*[A-Za-z0-9*][^\s:,]*:(?:[0-9]{1,5}|\*):[^\s:]+:[^\s:]+:")
@@ -2471,6 +2527,9 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-body": _random_body,
     "not-lowercase": _not_lowercase,
     "whole-token": _whole_token,
+    "public-token": _public_token,
+    "user-line-token": _user_line_token,
+    "printed-value": _printed_value,
     "has-digit": _has_digit,
     "many-digits": _many_digits,
     "discord": _discord,
@@ -2534,6 +2593,10 @@ def _plain_json(c: Candidate) -> bool:
     return c.after[:1] != "." and public.json_document(c.value)
 
 
+# A clause that gives the value as a public key: `public key is`, `public key:`, `PublicKey = `.
+_SAID_PUBLIC = re.compile(r"(?i)(?:^|[^a-z])public[ _-]?key[ \t]*(?:is|was|[:=])[ \t]*[\"'`]?\Z")
+
+
 def _public_value(c: Candidate) -> bool:
     """Public material or plain data by its structure (`public_material.py`): an address, a
     signature, a compressed or JSON payload, a test vector, a search-only client's key, an id
@@ -2545,6 +2608,8 @@ def _public_value(c: Candidate) -> bool:
         return True
     if is_hex(value.strip("`'\"")) and public.test_vector(c.text, c.start):
         return True
+    if _SAID_PUBLIC.search(c.before[-48:]):
+        return True  # `my wireguard public key is …`, `public key: …`
     if public.named_object_id(value, c.before) and name_strength(value.split("_", 1)[0]) is None:
         return True  # `"mandate": "mandate_…"`; never `"secret": "secret_…"`
     return public.public_client(c.before)
@@ -2554,7 +2619,7 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
     """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
     check, if it has one, accepts it (a check may answer with the label the finding gets). A
     `keep` rule's span (public material) is judged by its check alone."""
-    if not keep and (masked(c.value) or publishable(c.value)):
+    if not keep and (masked(c.value) or (publishable(c.value) and not _paired_secret(c))):
         return False
     if check is None:
         return True

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 and 2 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 3 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -436,3 +436,88 @@ def test_round_2_look_alike_is_kept_after_another_entry(redactor: Redactor, text
     start, also when other entries stand before it in the same memoryRef."""
     parts = ["deploy finished, 3 pods restarted", text]
     assert redactor.redact_parts(parts) == parts
+
+
+# Round 3's structures (blind round 3 released as training data), again as instances written here.
+SECRETS_ROUND_3 = [
+    # Asana's version-2 token: `2/<gid>/<16 digits>:<32 hex>`
+    (
+        "tracker.asana.pat=2/1203344556677889/1209988776655443:0f1e2d3c4b5a69788796a5b4c3d2e1f0",
+        "1209988776655443:0f1e2d3c4b5a6978",
+    ),
+    # a one-letter flag for a key or a token, on a line that names a user: glued, spaced, a UUID, hex
+    (
+        "$ ./sync.sh -u deploy -tq7wz2xk9mp4lr8vn3ct6yb5hd2jf7sg0ke9qa4 -H sync.example.net",
+        "q7wz2xk9mp4lr8vn3ct6yb5hd2jf7sg0ke9qa4",
+    ),
+    (
+        "$ uploader --user ci -k 5c2e9a1f-3b7d-4f6a-8e21-9d0c4b7a6e53 --host files.example.net",
+        "5c2e9a1f-3b7d-4f6a-8e21-9d0c4b7a6e53",
+    ),
+    (
+        "$ client -u svc_etl -a9e8d7c6b5a4f30211029384756afbecd01234567 -H etl.example.net",
+        "9e8d7c6b5a4f30211029384756afbecd01234567",
+    ),
+    (
+        "http -A bearer -a 4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70 api.example.com/v1/me",
+        "4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f70",
+    ),
+    # a reCAPTCHA key under a name that says secret (the site key has the same shape)
+    (
+        "captcha.recaptcha.secret.key=6LdQz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq",
+        "6LdQz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq",
+    ),
+    (
+        '10.1.2.3 - - "POST /verify?token=6LdQz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq HTTP/1.1" 200',
+        "6LdQz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq",
+    ),
+    # a session cookie given to a setter as its two arguments
+    (
+        'jar.set("sessionid", "w8kq2zt5vm9xr3lp7nc4yb6hs1jd0fgq", path="/")',
+        "w8kq2zt5vm9xr3lp7nc4yb6hs1jd0fgq",
+    ),
+    # a password after the verb of a sentence in another language, holding the `=` that ends a label
+    ("le mot de passe de la box c'est Tr8!vQ=4z^Lm", "Tr8!vQ=4z^Lm"),
+    # a flag's own assignment after a name that says key (`secret generic <name> --from-literal=…`)
+    (
+        "kubectl create secret generic signing-key --from-literal=signing_key=7f6e5d4c3b2a19081726354453627180a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4",
+        "7f6e5d4c3b2a19081726354453627180a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4",
+    ),
+    # what a command printed for one field named for a secret, wrapped by the terminal
+    (
+        "$ vault kv get -field=bot_token kv/chat/prod\nOTk4NzY1NDMyMTA5ODc2NTQz.Gx7Kp2.Zq8Lm4Xv9Wp2Kt7Nr3Ys6Hb1J\ndF5gH0cC8zE\n$",
+        "Zq8Lm4Xv9Wp2Kt7Nr3Ys6Hb1J",
+    ),
+    (
+        "$ vault kv get -field=api_jwt kv/web/dev\neyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI5OTEyIiwiaWF0IjoxNzAw\nMDAwMDAwfQ.Zq8Lm4Xv9Wp2Kt7Nr3Ys6Hb1JdF5gH0cC8zE\n$",
+        "eyJzdWIiOiI5OTEyIiwiaWF0IjoxNzAw",
+    ),
+]
+
+CLEAN_ROUND_3 = [
+    # a key fetched by its public fingerprint
+    "gpg --keyserver hkps://keyserver.example.org --recv-keys 0A1B2C3D4E5F60718293A4B5C6D7E8F901234567",
+    # a clause that gives the value as a public key
+    "here is my wireguard public key is aGVsbG8tcGVlci1wdWJsaWMta2V5LWZvci13Zy0wMQ8= for the peer list",
+    "peer public key: Zm9yLXRoZS1wZWVyLWxpc3Qtd2lyZWd1YXJkLWtleS0yMw= (added)",
+    # a log line's words say what the key is for
+    "12:00:01Z cache hit key=v3:0a1b2c3d4e5f60718293a4b5c6d7e8f901234567 ttl=60",
+    # a test vector: its plaintext given in hex above the key
+    "AES-128 example\nPLAINTEXT: 0f1e2d3c4b5a69788796a5b4c3d2e1f0\nKEY:       a0b1c2d3e4f5061728394a5b6c7d8e9f\nOUTPUT:    4e2d1c0b3a29180716f5e4d3c2b1a098",
+    # a reCAPTCHA site key, under its own name, and a field whose name is no secret's
+    "RECAPTCHA_SITE_KEY=6LdQz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq",
+    "$ vault kv get -field=token_ttl kv/web/dev\n768h\n$",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_3, ids=[f"round3-secret-{i}" for i in range(len(SECRETS_ROUND_3))]
+)
+def test_round_3_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_3, ids=[f"round3-clean-{i}" for i in range(len(CLEAN_ROUND_3))])
+def test_round_3_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
