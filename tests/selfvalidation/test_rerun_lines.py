@@ -18,6 +18,7 @@ pytestmark = pytest.mark.slow  # a cold suite process per rerun line
 
 EVENT = str(scenarios_dir() / "compaction" / "test_event.py")
 TENANT = str(scenarios_dir() / "compaction" / "test_tenant_isolation.py")
+ERRORS = str(scenarios_dir() / "common" / "test_errors.py")
 
 
 def _shell(line: str, cwd: Path, **env: str) -> tuple[int, str]:
@@ -79,3 +80,17 @@ def test_a_fails_reason_names_the_defect_first_in_the_summary_and_junit(start_ho
     message = failure[failure.index('message="') : failure.index('">', failure.index('message="'))]
     assert "is not of type" in message and "integer" in message, message
     assert "observed: {" in failure and "observed: {'" not in failure  # JSON, never a Python repr
+
+
+def test_a_rerun_line_of_a_run_that_asked_for_major_2_regrades_at_major_2(
+    start_host, run_suite_here, tmp_path
+):
+    """The line keeps `--protocol-major 2` (issue 27): pasted, it grades the same row under major 2."""
+    host = start_host("v2-validation-error-at-422")  # a v2 mutant: its defect is at the v2 addresses
+    run = run_suite_here(ERRORS, "--protocol-major=2", host=host)
+    assert run.bundle is not None and run.bundle["protocolMajor"] == 2, run.output[-3000:]
+    row = next(r for r in run.bundle["requirements"] if r["id"] == "errors.v2.registered-envelope")
+    assert row["outcome"] == "FAIL" and "--protocol-major" in row["rerun"], row
+    code, output = _shell(row["rerun"], tmp_path, OPENWOP_API_KEY=host.token_a)
+    assert _outcome_in(output, row["id"]) == "FAIL" and code == 1, (row["rerun"], output[-3000:])
+    assert "at OpenWOP major 2" in output, output[-3000:]
