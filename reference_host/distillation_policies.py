@@ -31,9 +31,7 @@ class SnapshotPolicy:
     def read(
         self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
     ) -> list[Entry]:
-        return store.list_entries(
-            tenant, memory_ref, now, limit=limit, newest_first=False, only_uncompacted=True
-        )
+        return store.oldest_unclaimed(tenant, memory_ref, now, limit)
 
 
 class BudgetPolicy:

@@ -236,6 +236,21 @@ class MemoryStore:
             )
         return row_id
 
+    def oldest_unclaimed(
+        self, tenant: str, memory_ref: str, now: datetime, limit: int, *, include_expired: bool = False
+    ) -> list[Entry]:
+        """What a compaction or a distillation without sources reads: the scope's oldest entries not
+        yet compacted, live at `now` (the RFC 0004 snapshot), at most `limit`, in one query."""
+        return self.list_entries(
+            tenant,
+            memory_ref,
+            now,
+            limit=limit,
+            newest_first=False,
+            only_uncompacted=True,
+            include_expired=include_expired,
+        )
+
     def list_entries(
         self,
         tenant: str,

@@ -21,15 +21,7 @@ class ExpiredToo(SourceSelection):
     def read(
         self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
     ) -> list[Entry]:
-        return store.list_entries(
-            tenant,
-            memory_ref,
-            now,
-            limit=limit,
-            newest_first=False,
-            only_uncompacted=True,
-            include_expired=True,
-        )
+        return store.oldest_unclaimed(tenant, memory_ref, now, limit, include_expired=True)
 
 
 class EveryTenant(SourceSelection):
