@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from reference_host.sr1 import SEPARATOR, Scrubber
-from reference_host.store import CompactionWrite, Entry, MemoryStore
+from reference_host.store import CompactionWrite, Entry, MemoryStore, oldest_unclaimed
 
 SOURCE_IDS_LIMIT = 100  # RFC 0012 §B: sourceIds MAY be omitted only above this count
 WINDOW_MARGIN = 4096  # bytes of redacted text past the cap before the window stops widening
@@ -50,7 +50,7 @@ class SourceSelection:
     def read(
         self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
     ) -> list[Entry]:
-        return store.oldest_unclaimed(tenant, memory_ref, now, limit)
+        return oldest_unclaimed(store, tenant, memory_ref, now, limit)
 
 
 class OutputScrub:

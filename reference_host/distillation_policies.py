@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from reference_host.store import oldest_unclaimed
+
 if TYPE_CHECKING:
     from reference_host.sr1 import Scrubber
     from reference_host.store import Entry, MemoryStore
@@ -31,7 +33,7 @@ class SnapshotPolicy:
     def read(
         self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
     ) -> list[Entry]:
-        return store.oldest_unclaimed(tenant, memory_ref, now, limit)
+        return oldest_unclaimed(store, tenant, memory_ref, now, limit)
 
 
 class BudgetPolicy:

@@ -236,21 +236,6 @@ class MemoryStore:
             )
         return row_id
 
-    def oldest_unclaimed(
-        self, tenant: str, memory_ref: str, now: datetime, limit: int, *, include_expired: bool = False
-    ) -> list[Entry]:
-        """What a compaction or a distillation without sources reads: the scope's oldest entries not
-        yet compacted, live at `now` (the RFC 0004 snapshot), at most `limit`, in one query."""
-        return self.list_entries(
-            tenant,
-            memory_ref,
-            now,
-            limit=limit,
-            newest_first=False,
-            only_uncompacted=True,
-            include_expired=include_expired,
-        )
-
     def list_entries(
         self,
         tenant: str,
@@ -673,3 +658,27 @@ def entries_from_wire(items: Iterable[dict[str, object]]) -> list[NewEntry]:
         )
         for i in items
     ]
+
+
+def oldest_unclaimed(
+    store: MemoryStore,
+    tenant: str,
+    memory_ref: str,
+    now: datetime,
+    limit: int,
+    *,
+    include_expired: bool = False,
+) -> list[Entry]:
+    """What a compaction or a distillation without sources reads: the scope's oldest entries not yet
+    compacted, live at `now` (the RFC 0004 snapshot), at most `limit`, in one query. A function of
+    the store's `list_entries`, not a method, so a store wrapper that changes `list_entries` (a
+    mutant's) changes this read too."""
+    return store.list_entries(
+        tenant,
+        memory_ref,
+        now,
+        limit=limit,
+        newest_first=False,
+        only_uncompacted=True,
+        include_expired=include_expired,
+    )

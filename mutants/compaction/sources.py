@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from mutants.compaction.parts import replacing
 from mutants.model import Mutant, mutant
 from reference_host.compaction_policy import CompactionRecord, SourceSelection
-from reference_host.store import CompactionWrite, Entry, MemoryStore
+from reference_host.store import CompactionWrite, Entry, MemoryStore, oldest_unclaimed
 from reference_host.tables import memory_entries
 
 
@@ -21,7 +21,7 @@ class ExpiredToo(SourceSelection):
     def read(
         self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
     ) -> list[Entry]:
-        return store.oldest_unclaimed(tenant, memory_ref, now, limit, include_expired=True)
+        return oldest_unclaimed(store, tenant, memory_ref, now, limit, include_expired=True)
 
 
 class EveryTenant(SourceSelection):

@@ -8,7 +8,7 @@ from datetime import datetime
 from mutants.distillation.parts import replacing
 from mutants.model import Mutant, mutant
 from reference_host.distillation_policies import SnapshotPolicy
-from reference_host.store import Entry, MemoryStore
+from reference_host.store import Entry, MemoryStore, oldest_unclaimed
 
 
 class ExpiredIncluded(SnapshotPolicy):
@@ -17,7 +17,7 @@ class ExpiredIncluded(SnapshotPolicy):
     def read(
         self, store: MemoryStore, tenant: str, memory_ref: str, now: datetime, limit: int
     ) -> list[Entry]:
-        return store.oldest_unclaimed(tenant, memory_ref, now, limit, include_expired=True)
+        return oldest_unclaimed(store, tenant, memory_ref, now, limit, include_expired=True)
 
 
 MUTANTS: tuple[Mutant, ...] = (
