@@ -145,7 +145,11 @@ def test_vector(text: str, start: int) -> bool:
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_VALUES = {c: i for i, c in enumerate(_B58)}
-_ADDRESS_WORDS = re.compile(r"(?i)wallet|address|pubkey|public[ _-]?key|\bmint\b|program[ _-]?id|treasury")
+# Words of a line about a wallet, an address or a payment to one (`send the refund to <address>`).
+_ADDRESS_WORDS = re.compile(
+    r"(?i)wallet|address|pubkey|public[ _-]?key|\bmint\b|program[ _-]?id|treasury|solana|\bsol\b|refund"
+    r"|deposit|withdraw|payout|recipient|airdrop|lamports|\busdc\b|\bsend\b[^\n]{0,40}\bto\b"
+)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -201,20 +205,25 @@ _FILE_SHOWN = re.compile(
     r"\b(?:cat|type|Get-Content|less|more|head)[ \t]+[^\s]*"
     r"\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)[ \t]*\r?\Z"
 )
+# A heading that names such a file: a comment (`# config/credentials.yml.enc (committed)`).
+_FILE_NAMED = re.compile(
+    r"^[ \t]*(?:#+|//|--|;|>)[ \t]*[^\s]*\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)\b"
+)
 SHOWN_LOOKBACK = 4096
 
 
 def shown_ciphertext(text: str, start: int) -> bool:
     """The printed content of a file that is ciphertext or a signature (`cat secrets.yml.enc`,
-    `cat artifact.sig`): committed or published by design, not a key. Read line by line upwards
-    from the value's line, through lines without a space (the file's content), to the command."""
+    `cat artifact.sig`, or under a comment naming such a file): committed or published by design,
+    not a key. Read line by line upwards from the value's line, through lines without a space (the
+    file's content), to the command or the comment."""
     lo = max(0, start - SHOWN_LOOKBACK)
     end = text.rfind("\n", lo, start)
     while end > lo:
         begin = max(text.rfind("\n", lo, end), text.rfind("\x00", lo, end)) + 1
         line = text[begin:end]
         if " " in line or "\t" in line:  # the command, or another line of text
-            return _FILE_SHOWN.search(line[-200:]) is not None
+            return _FILE_SHOWN.search(line[-200:]) is not None or _FILE_NAMED.match(line) is not None
         if begin == 0 or text[begin - 1] == "\x00" or begin <= lo:
             return False  # the entry's start: no command shows it
         end = begin - 1

@@ -436,7 +436,27 @@ def _run(c: Candidate) -> bool | str:
         if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
             return "credential-assignment"
         return False
-    return "pasted-secret" if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c) else False
+    if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c):
+        return "pasted-secret"
+    return "pasted-secret" if _lone_random(c) else False
+
+
+_MIXED_ALNUM = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=[^0-9]*[0-9])[A-Za-z0-9]{24,31}")
+
+
+def _lone_random(c: Candidate) -> bool:
+    """A token of 24 to 31 letters of both cases and digits, random, standing alone in a sentence
+    with no word about it that names something else: a key pasted bare (`pasting it here <token>`);
+    shorter than key material, but no word or id is spelled so."""
+    value = c.value
+    if _MIXED_ALNUM.fullmatch(value) is None or not keyish(value, 24) or _entropy(value) <= 3.9:
+        return False
+    if _encodes_text(value) or _public_der(value):
+        return False  # base64 of words or of a public key's DER: data, not a key
+    if c.before[-1:] not in (" ", "\t", "\n", "\x00", "") or c.after[:1] not in (" ", "\t", "\n", "\x00", ""):
+        return False
+    said = _NAMEISH.findall(c.line_before()[-80:])[-4:]
+    return not any(w in _OTHER_CONTEXT or w in NOT_SECRET_NAME_WORDS for n in said for w in _words(n))
 
 
 _TRAILING_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t\"'`]*\Z")
@@ -488,9 +508,51 @@ def _random_value(c: Candidate) -> bool:
     return keyish(c.value, 16 if len(c.value) >= 16 else 8)
 
 
+def _random_piece(c: Candidate) -> bool:
+    """A piece of a secret sent in parts: random, hex included (a half of a hex key or a UUID)."""
+    return keyish(c.value.strip("-."), 8) or (len(c.value) >= 8 and _HEX_PIECE.fullmatch(c.value) is not None)
+
+
+_HEX_PIECE = re.compile(r"-?(?=[0-9A-Fa-f-]*[0-9])(?=[0-9A-Fa-f-]*[A-Fa-f])[0-9A-Fa-f]+(?:-[0-9A-Fa-f]+)*-?")
+
+
+_DJANGO_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)")
+
+
+def _django_key(c: Candidate) -> bool:
+    """A Django secret key: exactly 50 of its alphabet (not a piece of a longer run), with its
+    symbols, digits and letters mixed as a generator mixes them."""
+    key = c.value.removeprefix("django-insecure-")
+    if c.before[-1:] in _DJANGO_CHARS or c.after[:1] in _DJANGO_CHARS:
+        return False
+    symbols = sum(ch in "!@#$%^&*(=+)" for ch in key)
+    digits = sum(ch.isdigit() for ch in key)
+    return symbols >= 2 and digits >= 4 and sum(ch.isalpha() for ch in key) >= 15 and _entropy(key) > 4.0
+
+
 def _random_body(c: Candidate) -> bool:
     """A provider prefix that also starts ordinary words (`sk-learn-...`): the rest must be random."""
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
+
+
+_DSN_TAIL = re.compile(r"@[A-Za-z0-9.-]+(?::[0-9]{1,5})?/(?:[A-Za-z0-9_-]+/)*[0-9]{1,12}(?![A-Za-z0-9/_.-])")
+_PUBLIC_DSN = re.compile(r"https?://[0-9a-f]{32}" + _DSN_TAIL.pattern)
+
+
+def _userinfo_token(c: Candidate) -> bool:
+    """A random token as a URL's whole userinfo, unless it is a DSN's public key: 32 hex digits
+    for a host and a numeric project (`https://<hex>@o1.ingest.sentry.io/42`), public by design."""
+    if _HEX.fullmatch(c.value) and len(c.value) == 32 and _DSN_TAIL.match(c.text, c.end, c.end + 200):
+        return False
+    return _random_body(c)
+
+
+_SIGNING_SCOPE = re.compile(r"/[0-9]{8}/[a-z0-9-]{2,32}/[a-z0-9-]{2,32}/aws4_request")
+
+
+def _not_signing_scope(c: Candidate) -> bool:
+    """An access key id anywhere but at the head of a SigV4 credential scope."""
+    return _SIGNING_SCOPE.match(c.text, c.end, c.end + 80) is None
 
 
 def _discord(c: Candidate) -> bool:
@@ -510,6 +572,21 @@ def _asana(c: Candidate) -> bool:
 def _many_digits(c: Candidate) -> bool:
     """Ids in digits inside the token (Slack's `xoxb-<team>-<bot>-…`): a placeholder has none."""
     return sum(ch.isdigit() for ch in c.value) >= 10
+
+
+_BOOTSTRAP_CONTEXT = re.compile(r"(?i)token|kubeadm|bootstrap|join|kubelet")
+
+
+def _bootstrap_token(c: Candidate) -> bool:
+    """`abcdef.0123456789abcdef` where a token or a cluster join is spoken of: its secret half
+    holds letters and digits, and no label follows (`a1b2c3.example…` is a host)."""
+    secret = c.value[7:]
+    if c.after[:1] in (".", "-", "_") or c.after[:1].isalnum():
+        return False
+    if not (any(ch.isdigit() for ch in secret) and any(ch.isalpha() for ch in secret)):
+        return False
+    line = c.line_before() + c.after.split("\n", 1)[0]
+    return _BOOTSTRAP_CONTEXT.search(line) is not None
 
 
 def _has_digit(c: Candidate) -> bool:
@@ -546,9 +623,25 @@ def _not_lowercase(c: Candidate) -> bool:
     return any(ch.isdigit() or ch.isupper() for ch in c.value)
 
 
+def _undigested_hex(c: Candidate) -> bool:
+    """Hex that encodes no bytes (an odd number of digits: `765d0033…` of 37, a Cloudflare global
+    key) or that is a Jenkins API token (`11` and 32 digits), standing alone as a word: generated
+    key material. Digests, ids and byte strings (an even number of digits) stay data."""
+    value = c.value
+    jenkins = len(value) == 34 and value.startswith("11")
+    if not (len(value) % 2 or jenkins) or not 33 <= len(value) <= 127 or value.startswith(("0x", "0X")):
+        return False
+    if _classes(value) < 2 or _entropy(value) < 3.3:
+        return False
+    edges = (" ", "\t", "\n", "\x00", "", "'", '"', "`", "(", ")", ",", ";")
+    return c.before[-1:] in (*edges, ":", "=", ">") and c.after[:1] in (*edges, ".")
+
+
 def _key_material(c: Candidate) -> bool:
     """A prefix-less run: random, and none of the things that look random without being secret."""
     value = c.value
+    if _HEX.fullmatch(value):
+        return _undigested_hex(c)
     if (
         is_hex(value.lstrip("+-"))
         or _CID.fullmatch(value)
@@ -571,8 +664,8 @@ def _key_material(c: Candidate) -> bool:
         return False  # a signature, a compressed payload, a JSON document: data, not a key
     if public.shown_ciphertext(c.text, c.start):
         return False  # the content of `cat secrets.yml.enc` or of a `.sig`
-    if _WORD_PATH.match(value):
-        return False  # a path (`/nix/store/<hash>-glibc`), not a key
+    if _WORD_PATH.match(value) or _HEX_PATH.fullmatch(value) or _SIGNING_SCOPE.search(value):
+        return False  # a path (`/nix/store/<hash>-glibc`, `.git/objects/f0/e1e8…`), not a key
     if _minified(c):
         return False  # a literal of a minified bundle, shipped to every browser
     if _IN_CIPHERTEXT.search(before[-200:]):
@@ -609,6 +702,7 @@ _IN_PASSWORD_HASH = re.compile(
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
+_HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{2}/)*[0-9a-f]{16,}")  # words, then a digest
 _WORD_PATH = re.compile(r"(?:~|\.)?/[a-z][a-z0-9_.-]*/[a-z0-9]")  # `/nix/store/…`, `~/.cache/…`
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 
@@ -692,7 +786,8 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "recipient", "recipients", "address", "addr", "wallet", "modulus", "exponent", "n", "e", "x", "y",
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
-     "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state"}
+     "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state", "peer",
+     "peers"}
 )  # fmt: skip
 
 
@@ -972,6 +1067,7 @@ _PLACEHOLDER_PHRASES = (
     "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
+_JOINED_WORDS = re.compile(r"[a-z]+(?:[-_. ][a-z0-9]+)+")
 _PLACEHOLDER_OPENERS = (
     "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
     "my-password", "my_secret", "my-secret", "my_token", "my-token", "<%", "#{", "{{", "${", "$(", "{%",
@@ -995,8 +1091,11 @@ def _placeholder_form(value: str) -> bool:
     lowered = value.lower()
     if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
         return True
-    if lowered.translate(_JOINERS).startswith(_PLACEHOLDER_PHRASES):
+    joined = lowered.translate(_JOINERS)
+    if joined.startswith(_PLACEHOLDER_PHRASES):
         return True
+    if _JOINED_WORDS.fullmatch(lowered) and any(p in joined for p in _PLACEHOLDER_PHRASES):
+        return True  # words around it too (`dev-secret-change-me`, `prod_password_placeholder`)
     if len(lowered) == 5 and lowered.startswith("xox") and lowered.endswith("-"):
         return True
     if value[:1] in "$!%<[{*.-_#•xX" and _SYMBOLIC_PLACEHOLDER.fullmatch(value):
@@ -1176,7 +1275,8 @@ _CMDLET = re.compile(r"[A-Z][a-z]+[A-Z]?[a-z]*-[A-Z][A-Za-z]+")
 _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
-_ASSIGN_TAIL = " \t\"'`=:>|,]-"  # between a name and its value: quotes, spaces, = : => ||= and a call's comma
+# Between a name and its value: quotes (escaped too), spaces, = : => ||=, a call's comma.
+_ASSIGN_TAIL = " \t\"'`=:>|,]-\\"
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
@@ -1296,7 +1396,9 @@ def _assignment(before: str) -> tuple[str, str]:
 def _quoted(c: Candidate) -> bool:
     """The value stands between a pair of quotes: a string literal, never a type or a call."""
     q = c.before[-1:]
-    return q in ("'", '"', "`") and c.after[:1] == q
+    if q not in ("'", '"', "`"):
+        return False
+    return c.after[:1] == q or (c.before[-2:-1] == "\\" and c.after[:2] == "\\" + q)  # JSON's \"…\"
 
 
 _DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
@@ -1309,6 +1411,24 @@ def _dotted_passphrase(value: str) -> bool:
     """Words joined by dots, digits glued to the last (`fjord.ripple.hazel.kiosk93`): a passphrase;
     a dotted reference (`settings.db.password`) does not end in a number glued to a word."""
     return _DOTTED_WORDS.fullmatch(value) is not None
+
+
+_KEY_ID = re.compile(r"(?:0x)?(?:[0-9A-Fa-f]{8}|[0-9A-Fa-f]{16})")
+_FINGERPRINT = re.compile(r"(?:0x)?[0-9A-Fa-f]{40}")
+_OPENPGP_NAME = frozenset({"gpg", "pgp", "openpgp"})
+
+
+def _key_id(name: str, value: str) -> bool:
+    """`signingkey = 04762DD6BB8AF8F1` (git's config), `gpg_key = 0x…`: an OpenPGP key named by
+    its id (8 or 16 hex digits: too short for a key of its own) or, under an OpenPGP name, its
+    fingerprint (40): public; the key stays in the keyring."""
+    words = _words(name)
+    if "key" not in words:
+        return False
+    openpgp = not _OPENPGP_NAME.isdisjoint(words)
+    if _KEY_ID.fullmatch(value):
+        return openpgp or "signing" in words
+    return openpgp and _FINGERPRINT.fullmatch(value) is not None
 
 
 def _assigned_value(c: Candidate) -> bool:
@@ -1324,8 +1444,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False
     if _NAMED_FORMAT.search(value):
         return False  # a template filled by `%` (`"postgresql://%(user)s:%(password)s@…" % db`)
-    if _SIGNED_REQUEST.search(c.before[-200:]):
-        return False  # a SigV4 header's `Signature=`: one request's HMAC, the key stays unknown
+    if _SIGNED_REQUEST.search(c.before[-200:]) or _SIGNING_SCOPE.search(value):
+        return False  # a SigV4 header's `Signature=` (one request's HMAC) or scope (the key's id)
     real = real_value(value, code=in_code)
     if not real and not ((quoted or _dotted_passphrase(value)) and passphrase(value)):
         return False
@@ -1340,6 +1460,8 @@ def _assigned_value(c: Candidate) -> bool:
             return False  # the name is the tail of a longer run (base64, a path), not a name
         if _under_ciphertext(before):
             return False
+        if _key_id(name, value) or _PUBLIC_DSN.fullmatch(value):
+            return False  # a key's public id; a DSN that holds only its public key
         if not real:
             return strength == "strong"
         return strength == "strong" or _random_weak_value(value)
@@ -1408,6 +1530,9 @@ def placeholder(value: str) -> bool:
     return variable is not None and _all_wordlike(variable.group(1))
 
 
+_DIGEST_NAMED = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*-)+(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64})")
+
+
 @_value_cache
 def _random_weak_value(value: str) -> bool:
     """A weak name's value (`key`, `salt`, `signature`): random, in one piece (no spaces, no
@@ -1415,9 +1540,24 @@ def _random_weak_value(value: str) -> bool:
     id or a hash's prefix)."""
     if any(ch in value for ch in " \t") or "=" in value.rstrip("="):
         return False
+    if _DIGEST_NAMED.fullmatch(value):
+        return False  # `node-modules-Linux-<sha256>`: a cache's or an artifact's content address
     if _HEX.fullmatch(value):
         return len(value) >= 32 and _classes(value) >= 2
     return _random_argument(value) or _generated(value)
+
+
+_ROW_KEY = re.compile(r"(?i)'[ \t]+where[ \t]+[A-Za-z_.\"`]+[ \t]*=[ \t]*'([A-Za-z0-9_.:/-]{2,64})'")
+
+
+def _keyed_row(c: Candidate) -> bool:
+    """`UPDATE settings SET value = '…' WHERE key = 'plaid_secret'`: a settings table's value, set
+    by a key that names a secret (real for a strong name, random for a weak one)."""
+    m = _ROW_KEY.match(c.text, c.end, c.end + 200)
+    if m is None or not real_value(c.value):
+        return False
+    strength = name_strength(m.group(1))
+    return strength == "strong" or (strength == "weak" and _random_weak_value(c.value))
 
 
 def _not_placeholder(c: Candidate) -> bool:
@@ -1462,9 +1602,13 @@ def _generated(value: str) -> bool:
 def _password_like(value: str, *, strict: bool = False) -> bool:
     """A value a person or a generator chose as a password: real, no spaces, not a flag or a
     path. `strict` (a one-letter flag, which many tools use for other things): nor a port
-    mapping, a plugin or a plain word (`-p 8080:80`, `-p no:cacheprovider`, `-p xdist`)."""
-    if not real_value(value) or value.startswith("-") or any(ch in value for ch in " \t"):
+    mapping, a plugin or a plain word (`-p 8080:80`, `-p no:cacheprovider`, `-p xdist`). A shell
+    names no variable without `$`: a value spelled like an identifier with digits and both cases
+    (`Vortex_Canyon298`) is a person's password there."""
+    if value.startswith("-") or any(ch in value for ch in " \t"):
         return False
+    if not real_value(value):
+        return not strict and _identifier(value) and human_password(value)
     if not strict:
         return True
     if re.fullmatch(r"[0-9.:/,-]+|[a-z]+:[a-z_-]+", value):
@@ -1686,8 +1830,9 @@ def _authorization(c: Candidate) -> bool:
         or not real_value(value)
         or _cut_short(c)
         or any(ch in value for ch in "()[]{}")
+        or (value.startswith("Credential=") and _SIGNING_SCOPE.search(value))
     ):
-        return False
+        return False  # (a SigV4 header's scope names its key; the signature is one request's)
     return not (value.startswith(("+", "$")) or value.endswith("+"))
 
 
@@ -1795,7 +1940,7 @@ _OTHER_CONTEXT = frozenset(
      "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
      "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
      "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "namespace", "cipher", "ciphertext",
-     "encrypted", "signature", "signed", "gpg", "pgp"}
+     "encrypted", "signature", "signed", "gpg", "pgp", "ray"}
 )  # fmt: skip
 _NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
 _CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
@@ -1803,7 +1948,10 @@ _REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,3
 
 
 _CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was)\Z")
-_STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*")
+_ASIDE = re.compile(r"\([^()\n]{1,40}\)")  # a parenthesis inside a sentence says how, not what
+# A label ending in a word with a letter beyond ASCII (`de producción:`): prose, not a name.
+_PROSE_WORD_END = re.compile(r"[^\W\d_]*[^\x00-\x7f\W][^\W\d_]*[ \t\"'`]*[:=][ \t\"'`]*\Z")
+_STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*", "：", "，", "、")  # CJK's too
 _STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*")
 _NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
@@ -1827,7 +1975,7 @@ def _pasted(c: Candidate) -> bool:
     if _public_der(value):
         return False
     entry = before[before.rfind("\x00") + 1 :]  # its own entry: notes apart are apart...
-    if entry.rstrip(" \t\"'`").endswith((":", "=")):
+    if entry.rstrip(" \t\"'`").endswith((":", "=")) and not _PROSE_WORD_END.search(entry):
         name = assigned_name(entry)
         words = (*_words(name), name.lower())
         if name_strength(name) is not None or any(w in _NAMED_OTHER for w in words):
@@ -1838,7 +1986,7 @@ def _pasted(c: Candidate) -> bool:
         if reply:  # ...unless the entry is a reply (`bram: <token>`) to the one before
             previous = before[: len(before) - len(reply.group())].rstrip("\x00")
             entry = previous[previous.rfind("\x00") + 1 :] + "\n" + entry
-    lines = entry.split("\n")[-3:]
+    lines = [_ASIDE.sub(" ", ln) for ln in entry.split("\n")[-3:]]  # `API key (legacy UUID)`: an aside
     said = " ".join(ln.strip() for ln in lines).rstrip()
     verb = _CLAUSE_END.search(said)
     if verb is not None:  # `the token for staging is <value>`: the clause's subject decides
@@ -1854,7 +2002,16 @@ def _pasted(c: Candidate) -> bool:
         if any(w in _SECRET_CONTEXT for w in words):
             spelled = " ".join(names[max(0, i - 1) : i + 1])  # `api key`, `the key`
             return name_strength(spelled) is not None and name_strength(name) is not None
-    return False
+    said_after = "\n".join(after.split("\x00", 1)[0].split("\n")[:2])  # its line's rest, and the next
+    return _CREDENTIAL_CARE.search(lines[-1] + said_after) is not None  # `<token> (old one revoked)`
+
+
+# What is said of a credential's life or keeping, on the token's line: it was revoked or leaked,
+# belongs in a vault, must not be lost or shared.
+_CREDENTIAL_CARE = re.compile(
+    r"(?i)\b(?:revoked?|revoking|vault|regenerated?|leaked|compromised|don'?t lose|do not (?:lose|share)"
+    r"|keep (?:it|this) (?:safe|secret)|rotated? (?:it|this|the (?:old|key|token|secret)))\b"
+)
 
 
 @_value_cache
@@ -1888,12 +2045,14 @@ def _call_argument(c: Candidate) -> bool:
     string puts it after `password=` (`Sprintf("… password=%s …", host, "<pw>")`): a password a
     person chose, a passphrase, or random characters."""
     value = c.value
+    line = c.line_before()[:-1]
+    call = _call_before(line)
+    if call is not None and call[0].lower() == "values":
+        return _inserted_secret(c, len(call[1]))
     if not (_password_value(value) or _APP_PASSWORD.fullmatch(value)):
         return False
-    line = c.line_before()[:-1]
     if _OBJECT_KEY.search(line[-80:]):
         return False
-    call = _call_before(line)
     if call is None:
         return False
     callee, args = call
@@ -1913,6 +2072,24 @@ def _call_argument(c: Candidate) -> bool:
         and ("://" in args[0] or re.match(r"[\"'][a-z]+:", args[0]))
         and len(args) >= 2
     )
+
+
+_INSERT_COLUMNS = re.compile(
+    r"(?i)insert[ \t]+into[ \t]+[A-Za-z0-9_.\"`\[\]]+[ \t]*\(([^()]{1,400})\)[ \t\r\n]*values[ \t]*\([^()]*\Z"
+)
+
+
+def _inserted_secret(c: Candidate, index: int) -> bool:
+    """A literal of an `INSERT INTO t (col, …) VALUES (…)`: its column, at its place in the list,
+    names the secret (a real value for a strong name, a random one for a weak one)."""
+    m = _INSERT_COLUMNS.search(c.text, max(0, c.start - 600), c.start - 1)
+    if m is None:
+        return False
+    columns = [col.strip(' \t\r\n"`[]') for col in m.group(1).split(",")]
+    if index >= len(columns) or not real_value(c.value):
+        return False
+    strength = name_strength(columns[index])
+    return strength == "strong" or (strength == "weak" and _random_weak_value(c.value))
 
 
 _APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")  # an app password as shown: four groups of four
@@ -2042,10 +2219,11 @@ _SESSION_COOKIES = frozenset(
 _COOKIE_CONTEXT = re.compile(r"(?i)cookie|set-cookie|\bsession\b")
 
 
-def _session_cookie(c: Candidate) -> bool:
+def _session_cookie(c: Candidate, *, in_cookie: bool = False) -> bool:
     """A session cookie's value (`PHPSESSID=…`, `connect.sid=s%3A…`, `sessionid=…`): its name says
     session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
-    `-b`, `document.cookie`, a cookies map) or under a name only a session cookie has."""
+    `-b`, `document.cookie`, a cookies map, a row of a browser's cookie table: `in_cookie`) or
+    under a name only a session cookie has."""
     name = assigned_name(c.before)
     canonical = name.lower() in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
     if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
@@ -2053,7 +2231,7 @@ def _session_cookie(c: Candidate) -> bool:
     value = _PERCENT.sub("", c.value)
     if not real_value(value) or not _generated(value):
         return False
-    if canonical:
+    if canonical or in_cookie:
         return True
     return _COOKIE_CONTEXT.search(c.line_before()) is not None
 
@@ -2230,8 +2408,8 @@ def _code_span(c: Candidate) -> bool:
     that is not a leading word is the secret's; the value a password a person chose, a
     passphrase, or random."""
     value = c.value
-    if not _password_value(value) or placeholder(value):
-        return False
+    if not _password_value(value) or placeholder(value) or "://" in value:
+        return False  # (a URL's own rules read the credentials a URL holds)
     words = _SPAN_WORDS.findall(c.line_before()[-120:])
     for word in reversed(words):
         lowered = word.lower()
@@ -2525,12 +2703,18 @@ def _header_value(c: Candidate) -> bool:
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
+    "django-key": _django_key,
+    "random-piece": _random_piece,
+    "not-signing-scope": _not_signing_scope,
+    "userinfo-token": _userinfo_token,
     "not-lowercase": _not_lowercase,
     "whole-token": _whole_token,
     "public-token": _public_token,
     "user-line-token": _user_line_token,
     "printed-value": _printed_value,
     "has-digit": _has_digit,
+    "keyed-row": _keyed_row,
+    "bootstrap-token": _bootstrap_token,
     "many-digits": _many_digits,
     "discord": _discord,
     "asana": _asana,
@@ -2548,6 +2732,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "pasted": _pasted,
     "table-cell": _table_cell,
     "session-cookie": _session_cookie,
+    "cookie-row": lambda c: _session_cookie(c, in_cookie=True),
     "webhook": _webhook,
     "run": _run,
     "url-query": _url_query,

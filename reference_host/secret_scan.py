@@ -284,14 +284,29 @@ _NOT_SPACE = [chr(b) not in " \t\r\n\"'\x00" for b in range(256)]
 _BOUNDARY_BYTES = {"word": _ALNUM, "space": _NOT_SPACE}
 
 
+_FLAG_EDGE = frozenset(b" \t\r\n\"'\x00=")
+
+
+def _glued_bytes(data: bytes, start: int, boundary: str) -> bool:
+    """`glued_to_word` over the scanner's bytes."""
+    if not _BOUNDARY_BYTES[boundary][data[start - 1]]:
+        return False
+    if boundary == "word" and start >= 2 and data[start - 2] == 0x2D and chr(data[start - 1]).isalpha():
+        return start > 2 and data[start - 3] not in _FLAG_EDGE  # `-k<token>`: a flag's letter
+    return True
+
+
 def glued_to_word(text: str, start: int, boundary: str = "word") -> bool:
     """Whether `start` follows what a boundary rule's match may not follow: for "word" an ASCII
-    letter or digit, for "space" anything but a space, a quote or the start of the text."""
+    letter or digit (save a one-letter flag's, `-khvs.…`), for "space" anything but a space, a
+    quote or the start of the text."""
     if start == 0:
         return False
     ch = text[start - 1]
     if boundary == "space":
         return ch not in " \t\r\n\"'\x00"
+    if ch.isascii() and ch.isalpha() and start >= 2 and text[start - 2] == "-":
+        return start > 2 and text[start - 3] not in " \t\r\n\"'\x00="  # `-k<token>`: a flag's letter
     return ch.isascii() and ch.isalnum()
 
 
@@ -721,7 +736,7 @@ class Scanner:
         finding kept before it, and passes its check."""
         rule = self.rules[i]
         s0 = spans[0][0]
-        if rule.boundary is not None and s0 > 0 and _BOUNDARY_BYTES[rule.boundary][data[s0 - 1]]:
+        if rule.boundary is not None and s0 > 0 and _glued_bytes(data, s0, rule.boundary):
             return False
         start, end = spans[0]
         for g in self._compiled.groups[i]:  # type: ignore[union-attr]

@@ -21,7 +21,7 @@ come back by dropping the line break). Its **span is exact** when, markers remov
 the item but its secrets survives (the marker replaced exactly the secret). A clean item is
 **intact** when every entry comes back unchanged.
 
-`python tests/host/sr1_accuracy.py [sr1-corpus|sr1-eval|sr1-train|sr1-blind-1|sr1-blind-2|PATH]`
+`python tests/host/sr1_accuracy.py [sr1-corpus|sr1-eval|sr1-train|sr1-blind-N|PATH]`
 prints the table (the training corpora by default); with `--json`, the figures per path and per class and
 the items missed, as JSON (what `tests/host/sr1_blind_grade.py` writes for a blind round).
 """
@@ -42,7 +42,15 @@ from reference_host.redaction import Redactor, redact_joined, redact_parts
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 CORPORA = {
     name: FIXTURES / name / "corpus.json"
-    for name in ("sr1-corpus", "sr1-eval", "sr1-train", "sr1-blind-1", "sr1-blind-2")
+    for name in (
+        "sr1-corpus",
+        "sr1-eval",
+        "sr1-train",
+        "sr1-blind-1",
+        "sr1-blind-2",
+        "sr1-blind-3",
+        "sr1-blind-4",
+    )
 }
 CORPUS = CORPORA["sr1-corpus"]
 PATHS = ("alone", "shared", "parts", "put")

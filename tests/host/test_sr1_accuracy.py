@@ -1,6 +1,6 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind rounds 1 and 2 since their first gradings, fixtures/sr1-blind-1/ and
-fixtures/sr1-blind-2/): the goals of issues 13 and 25, per corpus and per path.
+fixtures/sr1-train/, and blind rounds 1 to 4 since their first gradings, fixtures/sr1-blind-N/): the
+goals of issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
 figures guard against regressions; they do not measure accuracy. That is measured on blind corpora
@@ -61,6 +61,19 @@ KNOWN_BELOW = {
     ("sr1-blind-2", "secret:nuget-api-key"),
     # a token with `:` and `[]` in it, in German prose
     ("sr1-blind-2", "secret:oracle-oci-auth-token"),
+    # a DSN holding only its public key is kept by decision since round 4 (Sentry's docs call it safe
+    # to make public; blind rounds 2 and 4 label it clean, round 1 and sr1-eval a secret)
+    ("sr1-blind-1", "secret:sentry-dsn"),
+    ("sr1-eval", "secret:sentry-dsn"),
+    # bare in a chat with nothing said of it (`ok try with this -> <hex 40 | UUID>`, `can you check
+    # why this fails? <12 characters>`): a commit, an id or a word reads the same
+    ("sr1-blind-4", "secret:datadog-app-key"),
+    ("sr1-blind-4", "secret:splunk-hec-token"),
+    ("sr1-blind-4", "secret:smtp-password"),
+    # its rest, sent in the next message, is letters only with a word's share of vowels
+    ("sr1-blind-4", "secret:huggingface-token"),
+    # a UUID wrapped after 32 characters: its first line is as long as key material alone
+    ("sr1-blind-4", "secret:uuid-api-token"),
 }
 
 
@@ -77,7 +90,7 @@ def test_no_class_far_below(corpus: str, table: dict[str, dict[str, Tally]], pat
 
 # Least sizes: secret classes, clean classes, secret items, clean items. The issue-25 training
 # corpus is narrower on purpose: the structures that corpus was written for, and their negatives.
-# Blind rounds 1 and 2 are the sizes their writers chose (the issue asks a blind round for 300 secrets in 60
+# Blind rounds are the sizes their writers chose (the issue asks a blind round for 300 secrets in 60
 # formats and 200 hard negatives at least).
 SIZES = {
     "sr1-corpus": (60, 20, 1000, 800),
@@ -85,6 +98,8 @@ SIZES = {
     "sr1-train": (60, 15, 1000, 400),
     "sr1-blind-1": (60, 30, 900, 400),
     "sr1-blind-2": (60, 30, 600, 300),
+    "sr1-blind-3": (150, 40, 650, 350),
+    "sr1-blind-4": (180, 40, 700, 350),
 }
 
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 to 3 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 4 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -521,3 +521,139 @@ def test_round_3_structure_is_redacted(redactor: Redactor, text: str, secret: st
 @pytest.mark.parametrize("text", CLEAN_ROUND_3, ids=[f"round3-clean-{i}" for i in range(len(CLEAN_ROUND_3))])
 def test_round_3_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
+
+
+# Round 4's structures (blind round 4 released as training data), again as instances written here.
+SECRETS_ROUND_4 = [
+    # escaped quotes around a name and its value, as a notebook's JSON source holds them
+    (
+        '{"cell_type": "code", "source": ["os.environ[\\"WEBHOOK_SIGNING_SECRET\\"] = \\"9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f\\"\\n"]}',
+        "9c8b7a6f5e4d3c2b1a0f9e8d7c6b5a4f",
+    ),
+    # a password a person chose, spelled like an identifier, after a one-letter or a named flag
+    ("sshpass -p Copper_Lantern77 ssh ops@bastion.example.net", "Copper_Lantern77"),
+    ("./restore.sh --db-password Harbor_Finch2031 --dry-run", "Harbor_Finch2031"),
+    # a provider's token glued to a one-letter flag
+    ("./publish.sh -u ci -thvs.Qz8LmN4pXr7Vt2Ws9Yb1Kd3H ./out", "hvs.Qz8LmN4pXr7Vt2Ws9Yb1Kd3H"),
+    # a Doppler service token names its config between its prefix and its secret
+    (
+        "doppler run --token dp.st.prd.Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq4Tu -- ./app",
+        "dp.st.prd.Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq4Tu",
+    ),
+    # a label in prose whose last word is another language's, and a CJK colon before the value
+    (
+        "O token do Sentry de produção: 5c63f3b9451451a6f9444f1af903ce86 (não compartilhe)",
+        "5c63f3b9451451a6f9444f1af903ce86",
+    ),
+    (
+        "ステージングのapi keyはこちら：5c63f3b9451451a6f9444f1af903ce86 です",
+        "5c63f3b9451451a6f9444f1af903ce86",
+    ),
+    # kubeadm's bootstrap token
+    (
+        "kubeadm join 10.2.0.5:6443 --token q7w2e9.z8x1c4v7b2n5m3k6 --discovery-token-unsafe-skip-ca-verification",
+        "q7w2e9.z8x1c4v7b2n5m3k6",
+    ),
+    # a row of a browser's cookie table: name, tab, value, tab, domain
+    (
+        "laravel_session\teyJpdiI6Ik1qQXlOVFV3TnpreE5qQXlNREEiLCJ2YWx1ZSI6Ik\tshop.example.com\t/\tSession",
+        "eyJpdiI6Ik1qQXlOVFV3TnpreE5qQXlNREEiLCJ2YWx1ZSI6Ik",
+    ),
+    # a settings table's value, set by a key that names the secret, and an INSERT's column list
+    ("UPDATE app_settings SET value = 'Tz9!kQm4Lp2x' WHERE name = 'smtp_password';", "Tz9!kQm4Lp2x"),
+    (
+        "INSERT INTO api_clients (name, client_secret, created_at)\nVALUES ('billing', 'q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0Qc', now());",
+        "q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0Qc",
+    ),
+    # a UUID the same line says was rotated away from an older one, a hex key the next line does
+    (
+        "b7c6d5e4-f3a2-4b1c-9d8e-7f6a5b4c3d2e, the old one is revoked now",
+        "b7c6d5e4-f3a2-4b1c-9d8e-7f6a5b4c3d2e",
+    ),
+    (
+        "5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f\nput it in the vault please",
+        "5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f",
+    ),
+    # hex of an odd number of digits (no bytes are so encoded): a generated key, passed bare
+    (
+        "$ ./purge-cache.sh ops@example.net 4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c --zone all",
+        "4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c",
+    ),
+    # a Django secret key, bare
+    (
+        "backup of the old settings: ujz^de8gx@d6ncf10epf91d!ho%%@d!@zdoc9is0j8h!t9*lg@",
+        "ujz^de8gx@d6ncf10epf91d!ho%%@d!@zdoc9is0j8h!t9*lg@",
+    ),
+    # 24 to 31 random letters of both cases and digits, alone in a sentence
+    (
+        "copy this somewhere safe Qm7Xv2Lp9Rt4Wk8Nz3Bc6Hd1J then delete the message",
+        "Qm7Xv2Lp9Rt4Wk8Nz3Bc6Hd1J",
+    ),
+]
+
+# Secrets sent over two entries: the first announced as a part, or a private block's END in the second.
+SPLIT_ROUND_4 = [
+    (
+        ["(1/2) 7f6e5d4c3b2a19081726", "354453627180a9b8c7d6e5f4"],
+        "7f6e5d4c3b2a19081726354453627180a9b8c7d6e5f4",
+    ),
+    (["first half: Qz8LmN4pXr7Vt2Ws", "9Yb1Kd3Hf6Jg0Cc5"], "Qz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5"),
+    (
+        [
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+            "QyNTUxOQAAACBvbGQta2V5LXdpdGgtYS1jb21tZW50LWFuZC1tb3Jl\nYWJvdXQtdGhlLXVzZXI=\n-----END OPENSSH PRIVATE KEY-----",
+        ],
+        "QyNTUxOQAAACBvbGQta2V5LXdpdGgtYS1jb21tZW50LWFuZC1tb3Jl",
+    ),
+]
+
+CLEAN_ROUND_4 = [
+    # ciphertext at rest under a comment naming its encrypted file
+    "# config/credentials/production.yml.enc (committed; the key is elsewhere)\nyVmihA/2O76UMFxFkM/R5Kjp1vRt+1fjORS/6ilI8ihN5KXSc7Tvo/hBKqFYY/kv5ZJr3J1TWDtkwtDDb+xHKas1VOqg6YYZYn9ZhyiA4uoRgnatmUdjAWtGSU8po+799NksnRH9ucAUsdMlHUvTCQCyEZDz/TddJ8HyS5SUkCnD8zRA9a9S--ZPf1Qh6yYTWmE4lBYOvfZ8--UzDzV8fUkkibjL5DZPjN0M==",
+    # a cache's key: words, then the digest of what it holds
+    "Restored cache from key: pip-cache-Linux-5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f",
+    # a git object's path
+    "rm .git/objects/7e/288821b2407a05c16ca5032ba9a2cc428cf8ab",
+    # an OpenPGP key named by its id in git's config
+    "[user]\n  email = ops@example.net\n  signingkey = 9A3C5E7F1B2D4F60\n[gpg]\n  program = gpg2",
+    # a WireGuard peer's public key, as `wg show` prints it
+    "interface: wg0\npeer: llT1+q10b3kZvEKo6t7975JOtFlv4OknHvx0jF9xXIw=\n  allowed ips: 10.8.0.2/32",
+    # a placeholder spelled in words around `change me`
+    "SESSION_SECRET=please-change-me-before-deploy",
+    # a DSN holding only its public key (Sentry's docs: safe to ship to browsers)
+    "SENTRY_DSN=https://5c63f3b9451451a6f9444f1af903ce86@o450021.ingest.sentry.io/6100233",
+    # a SigV4 request's header: its scope names the access key id, its signature is one request's
+    "Authorization: AWS4-HMAC-SHA256 Credential=AKIAQZ8LMN4PXR7VT2WS/20260301/eu-central-1/execute-api/aws4_request, SignedHeaders=host;x-amz-date, Signature=5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f",
+    # a Solana address in a line about a payment to it
+    "please send the refund to 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin today",
+    # an odd hex length that is a version's build id with its own word, and a byte string (even)
+    "tx 0x4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2 confirmed",
+    "nonce: 7e288821b2407a05c16ca5032ba9a2cc428cf8",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_4, ids=[f"round4-secret-{i}" for i in range(len(SECRETS_ROUND_4))]
+)
+def test_round_4_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"), SPLIT_ROUND_4, ids=[f"round4-split-{i}" for i in range(len(SPLIT_ROUND_4))]
+)
+def test_round_4_split_secret_is_redacted(redactor: Redactor, parts: list[str], secret: str) -> None:
+    out = "".join(redactor.redact_parts(parts))
+    assert secret[:16] not in out and secret[-16:] not in out, out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_4, ids=[f"round4-clean-{i}" for i in range(len(CLEAN_ROUND_4))])
+def test_round_4_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+def test_cf_ray_is_kept_after_a_secret_word() -> None:
+    """A request's ray id after an entry that speaks of a token stays: `ray` names it."""
+    parts = ["rotated the token this morning", "cf-ray: 7a1b2c3d4e5f6a7b-AMS\nserver: cloudflare"]
+    assert Redactor({}).redact_parts(parts) == parts
