@@ -657,3 +657,33 @@ def test_cf_ray_is_kept_after_a_secret_word() -> None:
     """A request's ray id after an entry that speaks of a token stays: `ray` names it."""
     parts = ["rotated the token this morning", "cf-ray: 7a1b2c3d4e5f6a7b-AMS\nserver: cloudflare"]
     assert Redactor({}).redact_parts(parts) == parts
+
+
+# Ways of passing a secret written for round 5's preparation (not from any corpus): a path segment
+# named for the secret, Go's MySQL DSN, wpa_passphrase, a network device's clear-text password.
+SECRETS_PASSED = [
+    (
+        "POST https://api.example-sms.io/v2/key/Qm7Xv2Lp9Rt4Wk8Nz3Bc6Hd1Jf5G/send",
+        "Qm7Xv2Lp9Rt4Wk8Nz3Bc6Hd1Jf5G",
+    ),
+    ('db, err := sql.Open("mysql", "app:G0lang!Pw@tcp(db:3306)/shop")', "G0lang!Pw"),
+    ('wpa_passphrase HomeNet "w1f1-P@ssphrase!"', "w1f1-P@ssphrase!"),
+    ("username admin privilege 15 password 0 C1sc0!Adm1n", "C1sc0!Adm1n"),
+    ("snmp-server community Publ1cR0!xyz RO", "Publ1cR0!xyz"),
+]
+KEPT_PASSED = [
+    "GET https://docs.example.com/api/token/refresh-and-rotate",
+    "enable secret 5 $1$mERr$hx5rVt7rPNoS4wqbXKX7m0",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_PASSED, ids=[f"passed-{i}" for i in range(len(SECRETS_PASSED))]
+)
+def test_passed_secret_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    assert secret not in redact_joined([text], redactor)
+
+
+@pytest.mark.parametrize("text", KEPT_PASSED, ids=[f"kept-{i}" for i in range(len(KEPT_PASSED))])
+def test_passed_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
