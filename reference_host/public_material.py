@@ -126,15 +126,16 @@ _TEST_VECTORS = re.compile(
     r"(?i)test[ _-]?vectors?|\"tcId\"|(?:^|[\n\x00])[ \t]*count[ \t]*=[ \t]*[0-9]+[ \t]*\r?\n"
     r"|(?:^|[\n\x00])[ \t]*\|[^\n\x00]*\bexpected\b[^\n\x00]*\|[ \t]*\r?\n|known[ -]answer"
     r"|(?:^|[\n\x00])[ \t]*plaintext[ \t]*[:=][ \t]*(?:0x)?[0-9a-f]+[ \t]*\r?\n"
+    r"|\bNIST[ \t]+SP[ \t]*800-[0-9]+|\bFIPS[ \t-]?[0-9]{2,3}\b|test[ \t]+case[ \t]+[0-9]"
 )
 VECTOR_LOOKBACK = 1024
-_VECTOR_WORDS = ("vector", "tcid", "count", "expected", "known", "plaintext")
+_VECTOR_WORDS = ("vector", "tcid", "count", "expected", "known", "plaintext", "nist", "fips", "test case")
 
 
 def test_vector(text: str, start: int) -> bool:
     """Hex in a file of test vectors (`Count = 0` / `Key = …`, Wycheproof's `"tcId"`, a table with
-    an expected-output column, a plaintext given in hex above the key): published inputs, not a
-    deployment's keys."""
+    an expected-output column, a plaintext given in hex above the key, under a NIST or FIPS
+    publication's or an RFC's test case heading): published inputs, not a deployment's keys."""
     lo = max(0, start - VECTOR_LOOKBACK)
     lo = max(lo, text.rfind("\x00", lo, start))  # its own entry, from the separator before it
     window = text[lo:start].lower()
@@ -148,7 +149,7 @@ _B58_VALUES = {c: i for i, c in enumerate(_B58)}
 # Words of a line about a wallet, an address or a payment to one (`send the refund to <address>`).
 _ADDRESS_WORDS = re.compile(
     r"(?i)wallet|address|pubkey|public[ _-]?key|\bmint\b|program[ _-]?id|treasury|solana|\bsol\b|refund"
-    r"|deposit|withdraw|payout|recipient|airdrop|lamports|\busdc\b|\bsend\b[^\n]{0,40}\bto\b"
+    r"|deposit|withdraw|payout|recipient|airdrop|lamports|\busdc\b|\bsend\b[^\n]{0,40}\bto\b|payer|\bpublic\b"
 )
 
 

@@ -339,7 +339,7 @@ _HASH_BEFORE = re.compile(
     r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)(?:[:=]|[\"']?>)|md5[:=]|blake2b?:|base64,"
     r"|checksum[\"']?[ :=]+[\"']?)$"
 )
-_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA")
+_IMAGE_MAGIC = ("iVBORw0KGgo", "/9j/", "R0lGOD", "UklGR", "PHN2Zy", "Qk0", "AAAAIGZ0eXA", "AAABAA", "AGFzbQ")
 _CID = re.compile(r"Qm[1-9A-HJ-NP-Za-km-z]{44}|b[a-z2-7]{58,}")
 _TOKEN_DELIMITERS = "\x00 \t\r\n\"'`<>()[]{},;"
 
@@ -420,10 +420,30 @@ def base58check_public(text: str) -> bool:
     return (payload[0] in _PUBLIC_B58_VERSIONS and len(payload) == 21) or payload[:4] in _PUBLIC_B58_EXTENDED
 
 
+def base58_private(text: str) -> bool:
+    """A private key in base58: WIF (base58check, version 0x80 or 0xef, 32 bytes and an optional
+    compression flag) or 64 bytes plain (a Solana keypair's secret, as wallets export it)."""
+    if not 50 <= len(text) <= 90 or any(c not in _B58_VALUES for c in text):
+        return False
+    num = 0
+    for c in text:
+        num = num * 58 + _B58_VALUES[c]
+    raw = b"\x00" * (len(text) - len(text.lstrip("1"))) + num.to_bytes((num.bit_length() + 7) // 8, "big")
+    if len(raw) == 64 and len(text) >= 86:
+        return True
+    payload, check = raw[:-4], raw[-4:]
+    wif = payload[:1] in (b"\x80", b"\xef") and (
+        len(payload) == 33 or (len(payload) == 34 and payload[-1] == 1)
+    )
+    return wif and hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4] == check
+
+
 def _run(c: Candidate) -> bool | str:
     """A run of key characters: key material (32 characters or more); else, quoted, a client's
     argument (`positional-secret`); else a token pasted after a word that says secret
     (`pasted-secret`); never a public address."""
+    if base58_private(c.value):
+        return True  # a wallet's private key (WIF, a Solana secret), whatever the line calls it
     if _public_address(c) or c.after.startswith(".onion") or _IN_CIPHERTEXT.search(c.before[-200:]):
         return False  # an address, or ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     if _in_secret_manifest(c) and not placeholder(c.value):
@@ -528,6 +548,78 @@ def _django_key(c: Candidate) -> bool:
     symbols = sum(ch in "!@#$%^&*(=+)" for ch in key)
     digits = sum(ch.isdigit() for ch in key)
     return symbols >= 2 and digits >= 4 and sum(ch.isalpha() for ch in key) >= 15 and _entropy(key) > 4.0
+
+
+def _product_key(c: Candidate) -> bool:
+    """Five groups of five: letters and digits mixed across them, as a key generator makes them (not
+    a word in capitals in each group)."""
+    groups = c.value.split("-")
+    digits = sum(ch.isdigit() for ch in c.value)
+    return 3 <= digits <= 22 and sum(any(ch.isdigit() for ch in g) for g in groups) >= 3
+
+
+def luhn(digits: str) -> bool:
+    """The Luhn checksum every payment card number carries."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+_CARD_PREFIX = re.compile(r"4|5[1-5]|2[2-7]|3[47]|6(?:011|5|4[4-9]|22)")
+
+
+def _card_number(c: Candidate) -> bool:
+    """A card network's number (Visa 4…, Mastercard 51–55 and 22–27, Amex 34/37, Discover 6011/65/
+    644–649/622) of its length whose Luhn checksum holds, in one separator style throughout; not
+    a test number every document prints (4242 4242 4242 4242, 4111 1111 1111 1111, 4000 0027 6000
+    3184: a digit four times in a row)."""
+    value = c.value
+    digits = value.replace(" ", "").replace("-", "")
+    separators = {ch for ch in value if not ch.isdigit()}
+    if len(separators) > 1 or c.after[:1].isdigit() or c.after[:2] in {".0", ",0"}:
+        return False
+    amex = digits[:2] in ("34", "37")
+    if (len(digits) != 15 if amex else len(digits) != 16) or not _CARD_PREFIX.match(digits):
+        return False
+    return luhn(digits) and len(set(digits[6:-1])) > 2 and _DIGIT_RUN.search(digits) is None
+
+
+_DIGIT_RUN = re.compile(r"([0-9])\1{3}")  # `4000002760003184`, `5555…4444`: a test number's pattern
+
+_HEXISH_PATH_OWNER = re.compile(
+    r"(?i)/(?:commit|commits|blob|tree|tx|txs|block|blocks|ipfs|sha|hash|objects?|"
+    r"raw|gist|releases?|download|assets?|static|images?|files?|attachments?)/\Z"
+)
+
+
+def _path_key(c: Candidate) -> bool:
+    """A key in a URL's path, right after its host or its API version or chain: random (a key's
+    hex, not a UUID or a digest after a word that names content: `/commit/<sha>`, `/ipfs/<cid>`)."""
+    value = c.value
+    if _UUID.fullmatch(value) or _HEXISH_PATH_OWNER.search(c.before[-40:]):
+        return False
+    if _HEX.fullmatch(value):
+        return 32 <= len(value) <= 64 and _classes(value) >= 2
+    return keyish(value, 24) and not mostly_words(value) and not _all_wordlike(value)
+
+
+def _quoted_pair(c: Candidate) -> bool:
+    """The second of two quoted strings on a line (`"user" "password"`): a password a person chose,
+    random, or a stored hash's notation (kept as what it is)."""
+    value = c.value
+    return not placeholder(value) and (human_password(value) or _random_secret(value, 12))
+
+
+def _random_token(c: Candidate) -> bool:
+    """A token a generator made: a key's hex, a UUID, or random characters (not a path or a word)."""
+    value = c.value
+    if _UUID.fullmatch(value) or (_HEX.fullmatch(value) and len(value) >= 32):
+        return True
+    return "/" not in value and keyish(value, 20) and not mostly_words(value)
 
 
 def _random_body(c: Candidate) -> bool:
@@ -666,6 +758,15 @@ def _key_material(c: Candidate) -> bool:
         return False  # the content of `cat secrets.yml.enc` or of a `.sig`
     if _WORD_PATH.match(value) or _HEX_PATH.fullmatch(value) or _SIGNING_SCOPE.search(value):
         return False  # a path (`/nix/store/<hash>-glibc`, `.git/objects/f0/e1e8…`), not a key
+    if _DOCUMENT_PATH.fullmatch(value) and value.count("/") >= 3:
+        return False  # a document's path of ids (`users/<id>/orders/<id>`)
+    word = _WORD_BEFORE.search(before[-40:])
+    if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
+        return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
+    if _public_column(c):
+        return False
+    if before[-1:] in (",", ";") and '"mappings"' in before[-400:]:
+        return False  # a source map's VLQ segments (`"mappings": ";;AAAA,…"`)
     if _minified(c):
         return False  # a literal of a minified bundle, shipped to every browser
     if _IN_CIPHERTEXT.search(before[-200:]):
@@ -702,7 +803,10 @@ _IN_PASSWORD_HASH = re.compile(
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
-_HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{2}/)*[0-9a-f]{16,}")  # words, then a digest
+_WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
+_HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*[0-9a-f]{16,}[A-Za-z]?")  # words, a digest
+# A document's path: collections and their documents' ids (`users/<id>/orders/<id>`).
+_DOCUMENT_PATH = re.compile(r"(?:[a-z][a-z_]*/[A-Za-z0-9_-]{8,40}/)*[a-z][a-z_]*/[A-Za-z0-9_-]{8,40}")
 _WORD_PATH = re.compile(r"(?:~|\.)?/[a-z][a-z0-9_.-]*/[a-z0-9]")  # `/nix/store/…`, `~/.cache/…`
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
 
@@ -787,7 +891,7 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
      "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state", "peer",
-     "peers"}
+     "peers", "mappings", "sourcemap", "playlist", "video", "payer"}
 )  # fmt: skip
 
 
@@ -899,7 +1003,9 @@ STRONG_PAIRS = frozenset(
      ("recovery", "codes"), ("backup", "codes"), ("wallet", "key")}
 )  # fmt: skip
 # Weak: a secret's only when random (`seed: 42` is a number, `accounts: ["0x<64 hex>"]` a wallet's keys).
-WEAK_WORDS = frozenset({"key", "keys", "salt", "sig", "signature", "cookie", "session", "seed", "accounts"})
+WEAK_WORDS = frozenset(
+    {"key", "keys", "salt", "sig", "signature", "cookie", "session", "seed", "accounts", "license", "licence"}
+)
 # After the secret's word: the same secret, qualified (`DB_PASSWORD_PROD`, `apiKeyV2`, `token_rw`).
 QUALIFIERS = frozenset(
     {"value", "val", "data", "base", "b64", "base64", "str", "string", "raw", "plain", "plaintext",
@@ -911,7 +1017,7 @@ QUALIFIERS = frozenset(
      "repeat", "retype", "eu", "us", "ap", "global", "local", "remote", "internal", "external", "default",
      "fallback", "override", "orig", "original", "tmp", "temp", "temporary", "bot", "app", "ci", "deploy",
      "svc", "api", "web", "mobile", "one", "two", "v", "secret", "access", "refresh", "token", "phrase", "in",
-     "out", "words", "codes"}
+     "out", "words", "codes", "ident"}
 )  # fmt: skip
 # After the secret's word: a fact about the secret, not the secret (`token_url`, `password_min_length`).
 NOT_SECRET_SUFFIXES = frozenset(
@@ -1276,9 +1382,13 @@ _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
 # Between a name and its value: quotes (escaped too), spaces, = : => ||=, a call's comma.
-_ASSIGN_TAIL = " \t\"'`=:>|,]-\\"
+_ASSIGN_TAIL = " \t\"'`=:>|,]-\\?"
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+_TRAILING_ASIDE = re.compile(r"[ \t]+\([^()\n]{1,30}\)\Z")
+_CONVERSION = re.compile(r"(?:\[\]byte|bytes|Buffer\.from)\([\"'`]?\Z")
 
 
 def assigned_name(before: str) -> str:
@@ -1287,7 +1397,13 @@ def assigned_name(before: str) -> str:
     A name of letters alone takes up to two words before it (`api key: …`, `public key: …`), so
     the words around a secret's word can say what it is.
     """
+    wrapper = _CONVERSION.search(before)  # `= []byte("…")`: the value converted where it is given
+    if wrapper is not None:
+        before = before[: wrapper.start()]
     end = len(before.rstrip(_ASSIGN_TAIL))
+    aside = _TRAILING_ASIDE.search(before, 0, end)
+    if aside is not None:  # `PagerDuty API token (prod) = …`: the name is before its aside
+        end = len(before[: aside.start()].rstrip(_ASSIGN_TAIL))
     start = end
     while start > 0 and before[start - 1] in _NAME_CHARS and end - start < 64:
         start -= 1
@@ -1470,6 +1586,24 @@ def _assigned_value(c: Candidate) -> bool:
 
 
 _SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z-]*)[ \t]+(\S.*)")
+
+
+def _prose_label(c: Candidate) -> bool:
+    """`passphrase for the key above: <value>`: the label's clause is about a secret (its subject
+    holds the secret's word) and the value is random or a password a person chose."""
+    value = c.value
+    if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value)):
+        return False
+    label = c.before.rstrip(" \t\"'`")[:-1]  # up to its colon
+    label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
+    words = label.split()
+    named = [i for i, w in enumerate(words) if name_strength(w.strip("()[]'\"`,")) is not None]
+    if not named or not all(_PROSE_WORD.fullmatch(w) for w in words[named[-1] + 1 :]):
+        return False  # the words after the secret's name are a sentence's, in small letters
+    return clause_names_secret(label, weak=_random_strict(value))
+
+
+_PROSE_WORD = re.compile(r"[a-z][a-z'-]{0,20}|[A-Z][a-z]{1,20}")
 
 
 def _credential_of(value: str) -> str | None:
@@ -1715,9 +1849,14 @@ def _user_line_token(c: Candidate) -> bool:
         return False
     context = line + c.text[c.end : c.end + 200].split("\n", 1)[0]
     value = c.value
-    if _NAMES_USER.search(context) is None or any(ch in value for ch in "./:@"):
+    if any(ch in value for ch in "./:@"):
         return False
-    if _UUID.fullmatch(value) or (len(value) >= 32 and is_hex(value)):
+    generated = _UUID.fullmatch(value) is not None or (len(value) >= 32 and is_hex(value))
+    if generated and line.rstrip(" \t")[-1:] in "kKtT":
+        return True  # a key's or a token's flag given a UUID or a key's hex, whoever runs it
+    if _NAMES_USER.search(context) is None:
+        return False
+    if generated:
         return True
     return _random_secret(value, 20) and not mostly_words(value)
 
@@ -1831,6 +1970,7 @@ def _authorization(c: Candidate) -> bool:
         or _cut_short(c)
         or any(ch in value for ch in "()[]{}")
         or (value.startswith("Credential=") and _SIGNING_SCOPE.search(value))
+        or value.startswith("<")
     ):
         return False  # (a SigV4 header's scope names its key; the signature is one request's)
     return not (value.startswith(("+", "$")) or value.endswith("+"))
@@ -1846,7 +1986,9 @@ _CLIENT_WORDS = frozenset(
 # Calls that take a password as they take a user: a login, a credential, a connection.
 _LOGIN_WORDS = frozenset(
     {"login", "logon", "signin", "auth", "authenticate", "credential", "credentials", "creds", "connect",
-     "bind", "pdo", "password", "passwd", "passphrase", "secret", "basic", "jwt", "hmac"}
+     "bind", "pdo", "password", "passwd", "passphrase", "secret", "basic", "jwt", "hmac",
+     # database and mail clients, constructed with a host, a user and the password
+     "mysqli", "mysql", "pgsql", "mssql", "sqlsrv", "mariadb", "oci", "imap", "smtp", "ftp"}
 )  # fmt: skip
 _CONSTRUCTORS = frozenset({"new", "create", "build", "builder", "of", "with", "from", "init", "make"})
 _LITERAL_OR_ARG = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^,()\"'\n]+")
@@ -1947,12 +2089,13 @@ _CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
 _REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}: ?[`'\"]?")
 
 
-_CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was)\Z")
+_CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was|ist|est|es|é|jest|är|er|on|je)\Z|[ \t]*(?:是|は)\Z")
+_GPG_FINGERPRINT = re.compile(r"[0-9A-F]{40}")
 _ASIDE = re.compile(r"\([^()\n]{1,40}\)")  # a parenthesis inside a sentence says how, not what
 # A label ending in a word with a letter beyond ASCII (`de producción:`): prose, not a name.
 _PROSE_WORD_END = re.compile(r"[^\W\d_]*[^\x00-\x7f\W][^\W\d_]*[ \t\"'`]*[:=][ \t\"'`]*\Z")
 _STANDALONE_BEFORE = ("", " ", "\t", "\n", "\x00", "`", "(", ">", "*", "：", "，", "、")  # CJK's too
-_STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*")
+_STANDALONE_AFTER = ("", " ", "\t", "\n", "\r", "\x00", "`", ")", "<", "*", "，", "。", "、", "）")
 _NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
 
@@ -1992,6 +2135,8 @@ def _pasted(c: Candidate) -> bool:
     if verb is not None:  # `the token for staging is <value>`: the clause's subject decides
         return clause_names_secret(said[: verb.start()], weak=True)
     names = _NAMEISH.findall(" ".join(lines))[-12:]
+    if _GPG_FINGERPRINT.fullmatch(value) or public.test_vector(c.text, c.start):
+        return False  # a fingerprint as GnuPG prints it (40 capital hex digits); a test vector
     if is_hex(value) and any(n.lower() in _KEY_ID_WORDS for n in names):
         return False  # `signed with key <40 hex>`: a key's fingerprint, public by design
     for i in range(len(names) - 1, -1, -1):
@@ -2174,6 +2319,26 @@ def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
     return None
 
 
+def _markdown_column(c: Candidate) -> str | None:
+    """The header of the Markdown table column that holds the value (in backticks or not)."""
+    window = c.text[max(0, c.start - TABLE_LOOKBACK) : c.start]
+    lines = window[window.rfind("\x00") + 1 :].split("\n")
+    row = lines[-1]
+    if not _TABLE_ROW.match(row) or "|" not in row:
+        return None
+    header = _table_header(lines, "|")
+    column = row.strip().lstrip("|").count("|")
+    return header[column].strip("`") if header is not None and column < len(header) else None
+
+
+def _public_column(c: Candidate) -> bool:
+    """A cell under a column whose header says public (`| Peer | PublicKey | IP |`)."""
+    if "|" not in c.before[-80:]:
+        return False
+    header = _markdown_column(c)
+    return header is not None and any(w in NOT_SECRET_NAME_WORDS for w in _words(header))
+
+
 def _table_cell(c: Candidate) -> bool:
     """A cell of a Markdown or CSV table whose column header names a secret (`| Service | API key |`,
     `name,username,password`): real for a strong header, random for a weak one."""
@@ -2224,7 +2389,7 @@ def _session_cookie(c: Candidate, *, in_cookie: bool = False) -> bool:
     session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
     `-b`, `document.cookie`, a cookies map, a row of a browser's cookie table: `in_cookie`) or
     under a name only a session cookie has."""
-    name = assigned_name(c.before)
+    name = assigned_name(c.before).rsplit(" ", 1)[-1]  # `just set sessionid=…`: the cookie's own name
     canonical = name.lower() in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
     if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
         return False
@@ -2423,10 +2588,18 @@ def _foreign_password(c: Candidate) -> bool:
     """After a word for password in another language (`Passwort:`, `пароль от сервера:`,
     `密码是`, `mot de passe … :`): a password a person chose, a passphrase, or random."""
     value = c.value.rstrip(",.;")
+    if len(_CJK.findall(value)) >= 2:
+        return False  # a sentence that goes on in Chinese or Japanese (`…は1Passwordの「本番DB」に…`)
     return not placeholder(value) and (_password_value(value) or _generated(value))
 
 
-_MNEMONIC_CONTEXT = re.compile(r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-\uff60]")
+
+
+_MNEMONIC_CONTEXT = re.compile(
+    r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|palabras|billetera|cartera"
+    r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase"
+)
 
 
 def _mnemonic(c: Candidate) -> bool:
@@ -2482,7 +2655,7 @@ def _byte_array_key(c: Candidate) -> bool:
 _LOGIN_LABEL = re.compile(
     r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur|access|zugang"
     r"|zugangsdaten|accès|acces|acceso|acesso|доступ|логин)"
-    r"(?:[ \t]+(?:with|as|using))?[ \t]*[:=]?[ \t]*\Z"
+    r"(?:[ \t]+(?:with|as|using))?(?:[ \t]+[^\s:/]+){0,6}?[ \t]*[:=]?[ \t]*\Z"
 )
 
 
@@ -2509,6 +2682,55 @@ _MIXED_PASSWORD = re.compile(
 _ASKS_FOR_SECRET = re.compile(r"(?:is|are|was)?[ \t]*[:?]?[ \t]*\Z")
 
 
+# What the note before a value says of where the value is (`… is in the next note`, `below`).
+_POINTS_ON = re.compile(
+    r"(?i)[ \t]*(?:(?:is|are)[ \t]+)?"
+    r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows)[ \t.:]*\Z"
+)
+_NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
+# A license key or a TOTP seed as shown: capitals and digits, both.
+_UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
+_CODE_LIKE = re.compile(r"[0-9A-Z]{8,12}|[0-9a-z]{4,6}-[0-9a-z]{4,6}|[0-9]{4}[ -]?[0-9]{4}")
+
+
+def _announced_entry(c: Candidate) -> bool:
+    """An entry that is only a value, or a list of them a line each, right after an entry whose
+    last line names a secret (`password for the old jenkins admin account`, `GitHub org owner TOTP
+    secret (backup)`, `contents of config/master.key:`, `… recovery codes`): a note and its value
+    stored one after the other. The value is random or a password a person chose."""
+    before = c.before.rstrip(" \t")
+    if not before.endswith("\x00"):
+        return False
+    previous = before[:-1]
+    previous = previous[previous.rfind("\x00") + 1 :].rstrip()
+    label = _ASIDE.sub(" ", previous[previous.rfind("\n") + 1 :])
+    announces = label.rstrip().endswith(":") or _POINTS_ON.search(label) is not None
+    label = _POINTS_ON.sub("", label).rstrip(" \t:")
+    values = [v.strip() for v in c.value.split("\n") if v.strip()]
+    if not _NOTE_LABEL.fullmatch(label) or len(label) > 120 or previous.count("\n") > 2:
+        return False  # a note that announces a value is short prose, not a command or code
+    if any(
+        placeholder(v) or any(ch in v for ch in "/,=;") or v.endswith(":") or _CID.fullmatch(v)
+        for v in values
+    ):
+        return False  # a path, a URL, a row or an assignment is not a value kept for later
+    digest = len(values) == 1 and is_hex(values[0]) and len(values[0]) in (32, 40, 64, 96, 128)
+    if digest and not announces:
+        return False  # a digest's length: a key only where the note before announces it (`…:`)
+    if len(values) > 1:
+        if sum(bool(_CODE_LIKE.fullmatch(v) or keyish(v, 8)) for v in values) * 2 <= len(values):
+            return False
+    elif not (_random_strict(values[0]) or _UPPER_CODE.fullmatch(values[0]) or keyish(values[0], 10)):
+        chosen = human_password(values[0]) or (
+            passphrase(values[0]) and any(ch.isdigit() for ch in values[0])
+        )
+        return chosen and not _identifier(values[0]) and clause_names_secret(label)
+    if clause_names_secret(label, weak=True):  # random, or codes: a weak name's too (`master.key`)
+        return True
+    tail = " ".join(_SPAN_WORDS.findall(label)[-2:])
+    return name_strength(tail) == "strong"  # `… MFA recovery codes`: a pair that says secret
+
+
 def _lone_value(c: Candidate) -> bool:
     """A value on a line of its own (or as a chat reply, `pablo: <pw>`), given by the line before
     it: a question or a sentence about a secret (`what's the wifi pw?`, `the root pw for node-05
@@ -2528,7 +2750,7 @@ def _lone_value(c: Candidate) -> bool:
     if not (previous.endswith(("?", ":")) or re.search(r"(?i)\b(?:is|are|was|here)\Z", previous)):
         return False
     previous = re.sub(r"(?i)[ \t]*(?:\b(?:is|are|was|here)|[?:])\Z", "", previous)
-    weak = _random_strict(value)
+    weak = _random_strict(value) or _UPPER_CODE.fullmatch(value) is not None
     if _SPEAKER.fullmatch(previous) and len(lines) >= 2 and "?" in lines[-2]:
         # `camille: here` answers the question above it (`anyone have the PagerDuty key? …`)
         return clause_names_secret(lines[-2][: lines[-2].rfind("?")], weak=weak)
@@ -2703,6 +2925,11 @@ def _header_value(c: Candidate) -> bool:
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
+    "product-key": _product_key,
+    "card-number": _card_number,
+    "path-key": _path_key,
+    "quoted-pair": _quoted_pair,
+    "random-token": _random_token,
     "django-key": _django_key,
     "random-piece": _random_piece,
     "not-signing-scope": _not_signing_scope,
@@ -2720,6 +2947,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "asana": _asana,
     "key-material": _key_material,
     "assigned-value": _assigned_value,
+    "prose-label": _prose_label,
     "not-placeholder": _not_placeholder,
     "random-user": _random_user,
     "flag-value": _flag_value,
@@ -2750,6 +2978,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "byte-array-key": _byte_array_key,
     "login-pair": _login_pair,
     "lone-value": _lone_value,
+    "announced-entry": _announced_entry,
     "call-argument": _call_argument,
     "jwt": _jwt,
     "google-key": _google_key,

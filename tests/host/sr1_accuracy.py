@@ -50,6 +50,7 @@ CORPORA = {
         "sr1-blind-2",
         "sr1-blind-3",
         "sr1-blind-4",
+        "sr1-blind-5",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -1,5 +1,5 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind rounds 1 to 4 since their first gradings, fixtures/sr1-blind-N/): the
+fixtures/sr1-train/, and blind rounds 1 to 5 since their first gradings, fixtures/sr1-blind-N/): the
 goals of issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
@@ -74,6 +74,14 @@ KNOWN_BELOW = {
     ("sr1-blind-4", "secret:huggingface-token"),
     # a UUID wrapped after 32 characters: its first line is as long as key material alone
     ("sr1-blind-4", "secret:uuid-api-token"),
+    # Pushover's user key (an id by its shape: 30 small letters and digits after `user`)
+    ("sr1-blind-5", "secret:pushover-keys"),
+    # a seed phrase one word a line: no word list here to tell it from any list of words
+    ("sr1-blind-5", "secret:bip39-seed-phrase"),
+    # a WordPress login cookie's HMAC, hex of a digest's length after its token
+    ("sr1-blind-5", "secret:remember-me-cookie"),
+    # a playlist id after an entry the shared memoryRef puts before it (kept alone)
+    ("sr1-blind-5", "clean:database-and-distributed-ids"),
 }
 
 
@@ -100,6 +108,7 @@ SIZES = {
     "sr1-blind-2": (60, 30, 600, 300),
     "sr1-blind-3": (150, 40, 650, 350),
     "sr1-blind-4": (180, 40, 700, 350),
+    "sr1-blind-5": (260, 40, 1100, 340),
 }
 
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 to 4 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 5 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -686,4 +686,128 @@ def test_passed_secret_is_redacted(redactor: Redactor, text: str, secret: str) -
 
 @pytest.mark.parametrize("text", KEPT_PASSED, ids=[f"kept-{i}" for i in range(len(KEPT_PASSED))])
 def test_passed_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+# Round 5's structures (blind round 5 released as training data), as instances written here.
+SECRETS_ROUND_5 = [
+    # a wallet's private key in base58, whatever the line calls the wallet: WIF, and 64 bytes plain
+    (
+        "paper wallet (WIF): KzssyhenvqN1vVNiNvvRG49HTEf774dr1aZsMcGSwPgheYwAFwMy",
+        "KzssyhenvqN1vVNiNvvRG49HTEf774dr1aZsMcGSwPgheYwAFwMy",
+    ),
+    (
+        "exported bot wallet: 4oByaS3sXzQpVjbxDW8B49Lq4VaDYXxHnNz3aa2W6d54CNPXPkooigAMtFzDmFPQq1yGvxo8LDmgL5hc8fRczBH5",
+        "4oByaS3sXzQpVjbxDW8B49Lq4VaDYXxHnNz3aa2W6d54CNPXPkooigAMtFzDmFPQq1yGvxo8LDmgL5hc8fRczBH5",
+    ),
+    # a payment card's number (its Luhn digit holds), bare or grouped
+    ("card on file: 4539 0182 7364 5121 exp 11/29", "4539 0182 7364 5121"),
+    ("order_id,card\n9001,378201938475611", "378201938475611"),
+    # five groups of five
+    ("volume license: Q7W2E-9R4TY-K8M3N-P5L6J-X2Z9B", "Q7W2E-9R4TY-K8M3N-P5L6J-X2Z9B"),
+    # a node provider's key as a URL's path
+    (
+        "ETH_RPC=https://mainnet.example-node.io/v3/4c9d2e8f1a7b3c6d5e0f9a8b7c6d5e4f",
+        "4c9d2e8f1a7b3c6d5e0f9a8b7c6d5e4f",
+    ),
+    # an assignment through `??=`, an aside before `=`, a conversion around the value
+    (
+        'process.env.WEBHOOK_TOKEN ??= "e1d2c3b4-a5f6-4789-8abc-def012345678";',
+        "e1d2c3b4-a5f6-4789-8abc-def012345678",
+    ),
+    ("Grafana API token (staging) = Qm7Xv2Lp9Rt4Wk8Nz3Bc", "Qm7Xv2Lp9Rt4Wk8Nz3Bc"),
+    ('var signingSecret = []byte("7f3e9a1c5b2d8e4f6a0c9b7d5e3f1a2c")', "7f3e9a1c5b2d8e4f6a0c9b7d5e3f1a2c"),
+    # a CLI's login given a token, a key as curl's user with a dummy password, a key's flag given a UUID
+    (
+        "ops@ci:~$ mltool login 9e8d7c6b5a4f30211029384756afbecd01234567",
+        "9e8d7c6b5a4f30211029384756afbecd01234567",
+    ),
+    ("curl -u Qm7Xv2Lp9Rt4Wk8Nz3Bc:X https://helpdesk.example.com/api/v2/tickets", "Qm7Xv2Lp9Rt4Wk8Nz3Bc"),
+    (
+        "$ coverage-uploader push -t 0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e --service github",
+        "0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e",
+    ),
+    # files that hold credentials by their format: Bundler's, Postfix's sasl_passwd, PgBouncer's userlist
+    ("BUNDLE_GEMS__EXAMPLE__COM=ci-bot:9f3a7c1e5b", "ci-bot:9f3a7c1e5b"),
+    ("[mail.example.net]:587 relay@example.net:Tq8!vLm2Pz", "Tq8!vLm2Pz"),
+    ('"reporting" "Quartz_Falcon_2027!"', "Quartz_Falcon_2027!"),
+    # a service account file's key id beside its key
+    (
+        '{"type": "service_account", "private_key_id": "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIE"}',
+        "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567",
+    ),
+    # prose: a label of words after the secret's name, a login pair after words, a sessionid in a sentence
+    ("passphrase for the backup disk: Wq8xTz2Lm9Rv", "Wq8xTz2Lm9Rv"),
+    ("Login for the router admin page: admin / Kestrel-Valley-2291", "Kestrel-Valley-2291"),
+    (
+        "just paste sessionid=q8w2e4r6t1y3u5i7o9p0a2s4d6f8g1h3 into the browser",
+        "q8w2e4r6t1y3u5i7o9p0a2s4d6f8g1h3",
+    ),
+    # a list of recovery codes
+    ("recovery codes for the ops mailbox: 4821 7730, 1964 2205, 8830 4417", "4821 7730"),
+    # database clients constructed with the password among their arguments
+    ("$link = new mysqli('db.internal', 'app', 'Falcon2027river', 'shop');", "Falcon2027river"),
+]
+
+# A note, then its value as the next entry.
+ENTRY_ROUND_5 = [
+    (["TOTP secret for the root account (backup)", "JBSWY3DPEHPK3PXPQ7W2E9R4"], "JBSWY3DPEHPK3PXPQ7W2E9R4"),
+    (["the deploy user's password is in the next note", "Falcon-Harbor-88"], "Falcon-Harbor-88"),
+    (
+        ["contents of config/master.key:", "4c9d2e8f1a7b3c6d5e0f9a8b7c6d5e4f"],
+        "4c9d2e8f1a7b3c6d5e0f9a8b7c6d5e4f",
+    ),
+]
+
+CLEAN_ROUND_5 = [
+    # DNS records are published: an ACME challenge, a DKIM key
+    '_acme-challenge.example.org. 300 IN TXT "Zq8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq4TuAb"',
+    # Tailscale's public node key, a WireGuard table's public keys
+    "node_key: nodekey:5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f",
+    "| Peer | PublicKey |\n|---|---|\n| laptop | `llT1+q10b3kZvEKo6t7975JOtFlv4OknHvx0jF9xXIw=` |",
+    # a fingerprint as GnuPG prints it, a published test vector, an SSH signature
+    "added collaborator key 0A1B2C3D4E5F60718293A4B5C6D7E8F901234567 to git-crypt",
+    "NIST SP 800-38A F.2.1 CBC-AES128.Encrypt\nKey 2b7e151628aed2a6abf7158809cf4f3c\nIV 000102030405060708090a0b0c0d0e0f",
+    "-----BEGIN SSH SIGNATURE-----\nU1NIU0lHAAAAAQAAADMAAAALc3NoLWVkMjU1MTkAAAAgZm9vYmFyYmF6cXV4\n-----END SSH SIGNATURE-----",
+    # a document's path of ids, a source map's mappings, a WebAssembly module inlined as base64
+    "db.doc('users/Xq8LmN4pXr7Vt2Ws9Yb1/orders/Kd3Hf6Jg0Cc5Ze8Rq4Tu')",
+    '{"version": 3, "mappings": ";;AAAA,Zq8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq4TuAbCdEf;AACA"}',
+    'const bytes = atob("AGFzbQEAAAABBgFgAX8BfwMCAQAHBwEDZm9vAAAKCQEHACAAQQFqCw==")',
+    # a placeholder in angle brackets after a scheme, a secret manager's reference, a card test number
+    "authorization: Bearer <token redacted>",
+    "DB_PASSWORD={{resolve:ssm-secure:/prod/db/password:3}}",
+    "| Visa (3DS) | 4000002760003184 |",
+    # prose in Japanese about where a password is kept, a Solana payer called public
+    "パスワードは1Passwordの「共有」に保存してあります。",
+    "fee payer (public): 9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_5, ids=[f"round5-secret-{i}" for i in range(len(SECRETS_ROUND_5))]
+)
+def test_round_5_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"), ENTRY_ROUND_5, ids=[f"round5-entry-{i}" for i in range(len(ENTRY_ROUND_5))]
+)
+def test_round_5_value_in_the_next_entry_is_redacted(
+    redactor: Redactor, parts: list[str], secret: str
+) -> None:
+    out = redactor.redact_parts(parts)
+    assert out[0] == parts[0] and secret not in out[1], out
+
+
+def test_a_digest_after_a_note_that_does_not_announce_it_is_kept(redactor: Redactor) -> None:
+    """A digest stored after an unrelated note about a password stays: only a note that announces
+    a value (`…:`, `in the next note`) makes a digest-long hex entry a key."""
+    parts = ["rotated the staging password this morning", "5c63f3b9451451a6f9444f1af903ce86"]
+    assert redactor.redact_parts(parts) == parts
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_5, ids=[f"round5-clean-{i}" for i in range(len(CLEAN_ROUND_5))])
+def test_round_5_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
