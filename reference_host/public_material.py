@@ -208,7 +208,8 @@ _FILE_SHOWN = re.compile(
 )
 # A heading that names such a file: a comment (`# config/credentials.yml.enc (committed)`).
 _FILE_NAMED = re.compile(
-    r"^[ \t]*(?:#+|//|--|;|>)[ \t]*[^\s]*\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)\b"
+    r"^[ \t]*(?:(?:#+|//|--|;|>)[ \t]*)?[^\s]*"
+    r"\.(?:enc|sig|asc|gpg|pgp|age|p7s|p7m|sealed|encrypted|crypt|vault)\b"
 )
 SHOWN_LOOKBACK = 4096
 
@@ -223,7 +224,7 @@ def shown_ciphertext(text: str, start: int) -> bool:
     while end > lo:
         begin = max(text.rfind("\n", lo, end), text.rfind("\x00", lo, end)) + 1
         line = text[begin:end]
-        if " " in line or "\t" in line:  # the command, or another line of text
+        if " " in line or "\t" in line or line.endswith(":"):  # the command, a label, or other text
             return _FILE_SHOWN.search(line[-200:]) is not None or _FILE_NAMED.match(line) is not None
         if begin == 0 or text[begin - 1] == "\x00" or begin <= lo:
             return False  # the entry's start: no command shows it

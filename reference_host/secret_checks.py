@@ -763,8 +763,8 @@ def _key_material(c: Candidate) -> bool:
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
-    if _public_column(c):
-        return False
+    if _public_column(c) or _ENTITY_TAG.search(before[-40:]):
+        return False  # (an HTTP entity tag names a version of a resource)
     if before[-1:] in (",", ";") and '"mappings"' in before[-400:]:
         return False  # a source map's VLQ segments (`"mappings": ";;AAAA,…"`)
     if _minified(c):
@@ -803,8 +803,10 @@ _IN_PASSWORD_HASH = re.compile(
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
+_ENTITY_TAG = re.compile(r"(?i)(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*(?:W/)?[\"']?\Z")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
-_HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*[0-9a-f]{16,}[A-Za-z]?")  # words, a digest
+# Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
+_HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*(?:0x)?[0-9a-fA-F]{16,}[A-Za-z]?")
 # A document's path: collections and their documents' ids (`users/<id>/orders/<id>`).
 _DOCUMENT_PATH = re.compile(r"(?:[a-z][a-z_]*/[A-Za-z0-9_-]{8,40}/)*[a-z][a-z_]*/[A-Za-z0-9_-]{8,40}")
 _WORD_PATH = re.compile(r"(?:~|\.)?/[a-z][a-z0-9_.-]*/[a-z0-9]")  # `/nix/store/…`, `~/.cache/…`
@@ -1051,8 +1053,8 @@ NOT_SECRET_SUFFIXES = frozenset(
 )  # fmt: skip
 NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
-     "continuation", "pagination", "cursor", "idempotency", "hash", "range", "row", "object", "lock",
-     "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "shard",
+     "result", "continuation", "pagination", "cursor", "idempotency", "hash", "range", "row", "object",
+     "lock", "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "shard",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
      "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
@@ -1173,6 +1175,7 @@ _PLACEHOLDER_PHRASES = (
     "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
+_MARKED_FAKE = re.compile(r"(?i)(?:^|[-_.])(?:example|sample|dummy|fake|fixture)(?:$|[-_.])")
 _JOINED_WORDS = re.compile(r"[a-z]+(?:[-_. ][a-z0-9]+)+")
 _PLACEHOLDER_OPENERS = (
     "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
@@ -1197,6 +1200,8 @@ def _placeholder_form(value: str) -> bool:
     lowered = value.lower()
     if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
         return True
+    if _MARKED_FAKE.search(value):
+        return True  # a value marked as an example by a word of its own (`P@ssw0rd-EXAMPLE`)
     joined = lowered.translate(_JOINERS)
     if joined.startswith(_PLACEHOLDER_PHRASES):
         return True
@@ -1313,8 +1318,8 @@ def passphrase(value: str) -> bool:
         return False  # `ParseResults_Final`, `HTTPServer-v2`: names, not a passphrase
     lowered = [w.lower() for w in words]
     stop = sum(w in _STOPWORDS for w in lowered)
-    if stop > (2 if len(words) >= 12 else 0):
-        return False
+    if stop > (2 if len(words) >= 12 else 1 if value[-1:].isdigit() else 0):
+        return False  # (`my falcon chelsea 1977`: a small word, then the number a person adds)
     return not any(
         w in STRONG_WORDS or w in WEAK_WORDS or w in _PLACEHOLDER_WORDS or w in _MASK_WORDS for w in lowered
     )
@@ -1423,7 +1428,10 @@ def assigned_name(before: str) -> str:
 # In prose, up to six words between the name and `is`/`was`/`are`/`to`: "the token for the
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
 _PROSE_TAILS = tuple(
-    re.compile(rf"(?i)[ \t]+((?:[A-Za-z0-9_.-]{{1,20}}[ \t]+){{{k}}})(?:is|was|are|to):?[ \t]+[\"'`]?\Z")
+    re.compile(
+        rf"(?i)[ \t]+((?:[A-Za-z0-9_.-]{{1,20}}[ \t]+){{{k}}})"
+        r"(?:is|was|are|to|è|é|est|ist|är):?[ \t]+[\"'`]?\Z"
+    )
     for k in range(7)
 )
 # Between a name and its value, besides `=`, `:` and quotes: a value field (`- name: X` then
@@ -1520,6 +1528,7 @@ def _quoted(c: Candidate) -> bool:
 _DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
 
 
+_LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
 _SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
 
 
@@ -1558,6 +1567,8 @@ def _assigned_value(c: Candidate) -> bool:
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
         return False
+    if not quoted and _LABEL_VALUE.fullmatch(value):
+        return False  # a label, not a value (`SECRET_KEY=generate-with: python -c …`)
     if _NAMED_FORMAT.search(value):
         return False  # a template filled by `%` (`"postgresql://%(user)s:%(password)s@…" % db`)
     if _SIGNED_REQUEST.search(c.before[-200:]) or _SIGNING_SCOPE.search(value):
@@ -1582,7 +1593,10 @@ def _assigned_value(c: Candidate) -> bool:
             return strength == "strong"
         return strength == "strong" or _random_weak_value(value)
     prose = _prose_name(c.before)
-    return prose is not None and (keyish(value, 8) or human_password(value) or (quoted and passphrase(value)))
+    joined = " " not in value and len(re.split(r"[-.]", value)) >= 4  # `walrus-august-liverpool-falcon`
+    return prose is not None and (
+        keyish(value, 8) or human_password(value) or ((quoted or joined) and passphrase(value))
+    )
 
 
 _SCHEME_VALUE = re.compile(r"([A-Za-z][A-Za-z-]*)[ \t]+(\S.*)")
@@ -1604,6 +1618,19 @@ def _prose_label(c: Candidate) -> bool:
 
 
 _PROSE_WORD = re.compile(r"[a-z][a-z'-]{0,20}|[A-Z][a-z]{1,20}")
+
+
+_ELEMENT_NAME = re.compile(r"(?i)name[ \t]*=[ \t]*[\"']([A-Za-z0-9_.:-]+)[\"'][^<>\n]*>\Z")
+
+
+def _element_value(c: Candidate) -> bool:
+    """`<property name="hibernate.connection.password">x</property>`: the attribute's last name piece
+    names the secret; the value real (random for a weak name)."""
+    m = _ELEMENT_NAME.search(c.before[-200:])
+    if m is None or placeholder(c.value) or not real_value(c.value):
+        return False
+    strength = name_strength(re.split(r"[.:]", m.group(1))[-1])
+    return strength == "strong" or (strength == "weak" and _random_weak_value(c.value))
 
 
 def _credential_of(value: str) -> str | None:
@@ -1797,6 +1824,8 @@ def _short_flag(c: Candidate) -> bool:
     if m is None or _cut_short(c):
         return False
     letter = m.group(1)
+    if letter == "P" and "=" in c.value and placeholder(c.value.split("=", 1)[1].strip("'\"")):
+        return False  # a build property set from a variable (`-PnexusPass=$NX_PASS`)
     tool = _SHORT_FLAG_TOOL.get(letter)
     if tool is not None and tool.search(line) is None:
         return False
@@ -1988,7 +2017,7 @@ _LOGIN_WORDS = frozenset(
     {"login", "logon", "signin", "auth", "authenticate", "credential", "credentials", "creds", "connect",
      "bind", "pdo", "password", "passwd", "passphrase", "secret", "basic", "jwt", "hmac",
      # database and mail clients, constructed with a host, a user and the password
-     "mysqli", "mysql", "pgsql", "mssql", "sqlsrv", "mariadb", "oci", "imap", "smtp", "ftp"}
+     "mysqli", "mysql", "pgsql", "mssql", "sqlsrv", "mariadb", "oci", "imap", "smtp", "ftp", "pw", "pwd"}
 )  # fmt: skip
 _CONSTRUCTORS = frozenset({"new", "create", "build", "builder", "of", "with", "from", "init", "make"})
 _LITERAL_OR_ARG = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^,()\"'\n]+")
@@ -2090,6 +2119,7 @@ _REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,3
 
 
 _CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was|ist|est|es|é|jest|är|er|on|je)\Z|[ \t]*(?:是|は)\Z")
+_WALLET_KEY = re.compile(r"(?i)\bwallet\b[^\n]{0,40}?\b(?:pk|priv|private|privkey|private[ _-]key|key)\b")
 _GPG_FINGERPRINT = re.compile(r"[0-9A-F]{40}")
 _ASIDE = re.compile(r"\([^()\n]{1,40}\)")  # a parenthesis inside a sentence says how, not what
 # A label ending in a word with a letter beyond ASCII (`de producción:`): prose, not a name.
@@ -2117,6 +2147,8 @@ def _pasted(c: Candidate) -> bool:
         return False  # part of a name, a path, an address, a call or a longer run
     if _public_der(value):
         return False
+    if len(value) == 64 and is_hex(value) and _WALLET_KEY.search(c.line_before()):
+        return True  # a wallet's private key: 32 bytes in hex (`deployer wallet pk: <hex>`)
     entry = before[before.rfind("\x00") + 1 :]  # its own entry: notes apart are apart...
     if entry.rstrip(" \t\"'`").endswith((":", "=")) and not _PROSE_WORD_END.search(entry):
         name = assigned_name(entry)
@@ -2311,9 +2343,10 @@ def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
     width = lines[-1].count(delimiter)
     for i in range(len(lines) - 2, -1, -1):
         line = lines[i]
-        if line.count(delimiter) != width or (delimiter == "," and " " in line.strip()):
+        quoted = line.startswith('"') and delimiter == ","
+        if line.count(delimiter) != width or (delimiter == "," and " " in line.strip() and not quoted):
             return None
-        cells = line.split(delimiter)
+        cells = [cell.strip('"') for cell in line.split(delimiter)]
         if all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", cell) for cell in cells):
             return cells if i == 0 or lines[i - 1].count(delimiter) != width else None
     return None
@@ -2344,6 +2377,9 @@ def _table_cell(c: Candidate) -> bool:
     `name,username,password`): real for a strong header, random for a weak one."""
     value = c.value.strip("`")
     start = c.start
+    quoted = c.text[start - 2 : start] == ',"' and c.text[c.end : c.end + 1] == '"'
+    if quoted:  # a quoted CSV cell: the table's delimiter is before its quote
+        start, c = start - 1, Candidate(c.text, start - 1, c.end + 1)
     delimiter = c.text[start - 1 : start]
     if delimiter != "\t":
         delimiter = delimiter.strip() or c.before.rstrip(" \t")[-1:]
@@ -2376,7 +2412,7 @@ def _table_cell(c: Candidate) -> bool:
 
 
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
-_SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid"})
+_SESSION_WORDS = frozenset({"sess", "sessid", "session", "sid", "sessionid", "logged", "remember"})
 # Cookie names only a session cookie has (PHP, Java servlets, Express, Django, ASP.NET).
 _SESSION_COOKIES = frozenset(
     {"phpsessid", "jsessionid", "connect.sid", "sessionid", "asp.net_sessionid", "laravel_session"}
@@ -2575,6 +2611,9 @@ def _code_span(c: Candidate) -> bool:
     value = c.value
     if not _password_value(value) or placeholder(value) or "://" in value:
         return False  # (a URL's own rules read the credentials a URL holds)
+    token = c.line_before()[:-1].rstrip().rsplit(None, 1)[-1:] or [""]
+    if "-" in token[0] and name_strength(token[0]) == "strong":
+        return True  # a name spelled with dashes, whole (`plain-text-password-value "…"`)
     words = _SPAN_WORDS.findall(c.line_before()[-120:])
     for word in reversed(words):
         lowered = word.lower()
@@ -2653,7 +2692,7 @@ def _byte_array_key(c: Candidate) -> bool:
 
 
 _LOGIN_LABEL = re.compile(
-    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur|access|zugang"
+    r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur|access|zugang|wifi|wi-fi|wlan"
     r"|zugangsdaten|accès|acces|acceso|acesso|доступ|логин)"
     r"(?:[ \t]+(?:with|as|using))?(?:[ \t]+[^\s:/]+){0,6}?[ \t]*[:=]?[ \t]*\Z"
 )
@@ -2687,6 +2726,11 @@ _POINTS_ON = re.compile(
     r"(?i)[ \t]*(?:(?:is|are)[ \t]+)?"
     r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows)[ \t.:]*\Z"
 )
+_FOREIGN_PASSWORD = re.compile(
+    r"(?i)пароль|密码|口令|パスワード|비밀번호|mot de passe|contraseña|senha|passwort|kennwort"
+    r"|wachtwoord|hasło|salasana|lösenord|passord|adgangskode|heslo|jelszó|şifre"
+)  # (the rules' FOREIGN_PASSWORD, for a note's label)
+_NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
 _UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
@@ -2698,7 +2742,7 @@ def _announced_entry(c: Candidate) -> bool:
     last line names a secret (`password for the old jenkins admin account`, `GitHub org owner TOTP
     secret (backup)`, `contents of config/master.key:`, `… recovery codes`): a note and its value
     stored one after the other. The value is random or a password a person chose."""
-    before = c.before.rstrip(" \t")
+    before = c.before.rstrip(" \t\"'")
     if not before.endswith("\x00"):
         return False
     previous = before[:-1]
@@ -2724,9 +2768,11 @@ def _announced_entry(c: Candidate) -> bool:
         chosen = human_password(values[0]) or (
             passphrase(values[0]) and any(ch.isdigit() for ch in values[0])
         )
-        return chosen and not _identifier(values[0]) and clause_names_secret(label)
-    if clause_names_secret(label, weak=True):  # random, or codes: a weak name's too (`master.key`)
-        return True
+        foreign = _FOREIGN_PASSWORD.search(label) is not None  # `Mot de passe Wi-Fi invités :`
+        login = _NAMES_LOGIN.search(label) is not None  # `<host> ssh login backup`, then its password
+        return chosen and not _identifier(values[0]) and (clause_names_secret(label) or foreign or login)
+    if clause_names_secret(label, weak=True) or _FOREIGN_PASSWORD.search(label):
+        return True  # (random, or codes: a weak name's too, `master.key`)
     tail = " ".join(_SPAN_WORDS.findall(label)[-2:])
     return name_strength(tail) == "strong"  # `… MFA recovery codes`: a pair that says secret
 
@@ -2948,6 +2994,8 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "prose-label": _prose_label,
+    "passphrase": lambda c: passphrase(c.value),
+    "element-value": _element_value,
     "not-placeholder": _not_placeholder,
     "random-user": _random_user,
     "flag-value": _flag_value,

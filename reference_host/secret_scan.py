@@ -62,7 +62,7 @@ RULES_FILE = Path(__file__).with_name("secret_rules.yaml")
 # Memory for each regex's program and DFA cache: enough that no text makes RE2 fall back to its
 # slower NFA (it stays linear either way) and log "DFA out of memory".
 RE2_MAX_MEM = 64 << 20
-SECRET_GROUPS = ("s", "q", "q2", "q3")  # a rule's value: unquoted (`s`), inside quotes (`q`, `q2`, `q3`)
+SECRET_GROUPS = ("s", "q", "q2", "q3", "q4", "q5")  # a value: unquoted (`s`), inside quotes (`q`…`q5`)
 BLOCK_BYTES = 65536  # a block is whole lines, up to about this long
 BLOCK_GAP = 1024  # hot lines this close share a block
 

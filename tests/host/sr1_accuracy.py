@@ -51,6 +51,7 @@ CORPORA = {
         "sr1-blind-3",
         "sr1-blind-4",
         "sr1-blind-5",
+        "sr1-blind-6",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -1,5 +1,5 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind rounds 1 to 5 since their first gradings, fixtures/sr1-blind-N/): the
+fixtures/sr1-train/, and blind rounds 1 to 6 since their first gradings, fixtures/sr1-blind-N/): the
 goals of issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
@@ -82,6 +82,16 @@ KNOWN_BELOW = {
     ("sr1-blind-5", "secret:remember-me-cookie"),
     # a playlist id after an entry the shared memoryRef puts before it (kept alone)
     ("sr1-blind-5", "clean:database-and-distributed-ids"),
+    # the whole webhook URL listed as the secret, its host also in a public base URL beside it
+    # (`endpoint = "https://hooks.slack.com"`): the 16-character leak test counts the host
+    ("sr1-blind-6", "secret:slack-webhook-url"),
+    ("sr1-blind-6", "secret:discord-webhook-url"),
+    ("sr1-blind-6", "secret:teams-webhook-url"),
+    # a private key whose public key is printed beside it: the key block embeds the public bytes
+    ("sr1-blind-6", "secret:openssh-private-key"),
+    # a seed phrase numbered one word a line; a password ending in `/` in a Rails log's params
+    ("sr1-blind-6", "secret:bip39-seed-phrase"),
+    ("sr1-blind-6", "secret:password-log-leak"),
 }
 
 
@@ -109,6 +119,7 @@ SIZES = {
     "sr1-blind-3": (150, 40, 650, 350),
     "sr1-blind-4": (180, 40, 700, 350),
     "sr1-blind-5": (260, 40, 1100, 340),
+    "sr1-blind-6": (210, 40, 970, 310),
 }
 
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 to 5 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 6 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -810,4 +810,88 @@ def test_a_digest_after_a_note_that_does_not_announce_it_is_kept(redactor: Redac
 
 @pytest.mark.parametrize("text", CLEAN_ROUND_5, ids=[f"round5-clean-{i}" for i in range(len(CLEAN_ROUND_5))])
 def test_round_5_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+# Round 6's structures (blind round 6 released as training data), as instances written here.
+SECRETS_ROUND_6 = [
+    # a quoted password holding the other quote, in code, a config, a JAAS line, a shell prefix
+    ('db = connect(host="db", user="app", password="Maple\'s+Harbor9")', "Maple's+Harbor9"),
+    ('ScramLoginModule required username="etl" password="Tuesday\'s#77";', "Tuesday's#77"),
+    ("MYSQL_PWD='Quartz\"31!delta' mysql -h db -u etl", 'Quartz"31!delta'),
+    ('session = login(auth=("svc", "Autumn\'s=19"))', "Autumn's=19"),
+    # an unquoted value with a possessive's apostrophe
+    ("spring.datasource.password=Harbor's@77", "Harbor's@77"),
+    # a passphrase a person chose: small words and the number they add, quoted or to the line's end
+    ("define( 'DB_PASSWORD', 'my copper lantern 1988' );", "my copper lantern 1988"),
+    ("[db]\nuser = app\npassword = my river falcon 2003\nport = 5432", "my river falcon 2003"),
+    # MySQL's SET PASSWORD, an element named by its attribute, netsh's key content
+    ("mysql> SET PASSWORD FOR 'app'@'%' = 'harbor.Quartz77';", "harbor.Quartz77"),
+    ('<property name="connection.password">Orbit*Lima2031</property>', "Orbit*Lima2031"),
+    ("    Key Content            : Tz9!kQm4Lp2x", "Tz9!kQm4Lp2x"),
+    # a list entry whose kind says token, then its value
+    ("creds:\n  - name: sms-prod\n    kind: api_token\n    value: 7QmXv2Lp9Rt4Wk8N", "7QmXv2Lp9Rt4Wk8N"),
+    # a quoted CSV cell under a Password header
+    ('"Site","User","Password"\n"router","admin","Lantern@river.42"', "Lantern@river.42"),
+    # prose in other languages, a Wi-Fi pair, a dashed name given a quoted value
+    ("A senha do servidor é my copper falcon 1991", "my copper falcon 1991"),
+    ("La password della VPN è copper-harbor-lantern-orbit", "copper-harbor-lantern-orbit"),
+    ("wifi for the lab: LabNet / falcon-copper-river-orbit", "falcon-copper-river-orbit"),
+    ('set system login user ops authentication plain-text-password-value "Tz9%21$Lima"', "Tz9%21$Lima"),
+    # a NATS nkey seed, a wallet's private key in hex
+    (
+        "SUAM3XQ2ZLV7TNY4K6W5PJ2RB7HD3GF2QCS5EYUXWA4MZB6TLKN3VDRPHI",
+        "SUAM3XQ2ZLV7TNY4K6W5PJ2RB7HD3GF2QCS5EYUXWA4MZB6TLKN3VDRPHI",
+    ),
+    (
+        "treasury wallet private key: 5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f",
+        "5c63f3b9451451a6f9444f1af903ce8615fcdebf0b0902ef88efa52389220e6f",
+    ),
+]
+
+ENTRY_ROUND_6 = [
+    (["Password for the team mailbox (outlook)", '"Falcon@river.21."'], "Falcon@river.21."),
+    (["Mot de passe du Wi-Fi invités :", "$Harbor$2027$"], "$Harbor$2027$"),
+    (["db-07.internal ssh login deploy", "Lantern's#58"], "Lantern's#58"),
+]
+
+CLEAN_ROUND_6 = [
+    # a mail's DKIM signature, folded over lines
+    "DKIM-Signature: v=1; a=rsa-sha256; d=example.org; s=s1;\n  bh=Zq8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq4TuAb=;\n  b=Xq8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq4TuAbCdEfGhIj",
+    # an encrypted file's label, then its content
+    "secrets.yml.enc:\nJM5vp/1IHeA4jHpYVsTO8g7hf5GkKXHVTWsuOS1IzMuhhI+kYHew4onD3gZ5pjhRhvnK7po4c1vHMSdfKto+flaz0j1e--GH/Nt7GyJaAXBPNm--7LGkwOXCia6HLBLck7QAMg==",
+    # an entity tag, a vault reference, a build property set from a variable, a fixture marked fake
+    'ETag: W/"5c63f3b9-_XCJ5IDCcuGfW0NZHc3YD-ik_9R"',
+    "https://kv-prod.vault.azure.net/secrets/SqlAdminPassword/",
+    "sh './gradlew publish -PrepoUser=$REPO_USER -PrepoPass=$REPO_PASS'",
+    '{"user": {"email": "test@example.com", "password": "Hunter2-EXAMPLE"}}',
+    # a label as a value (`generate-with:`), a cache's result key, an address in a block explorer's path
+    '# SECRET_KEY=generate-with: python -c "import secrets; print(secrets.token_urlsafe(50))"',
+    "result key      b375b009ffd666bdf080ef3c4bace27b64d5561d",
+    "etherscan.io/address/0xb922fd8be2abd9a75f1d5daf807e7099b5849158#code",
+    # JSON inside single quotes: its fields are read one by one, a placeholder among them stays
+    'PAYLOAD=\'{"token": "${API_TOKEN}", "ttl": 60}\'',
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_6, ids=[f"round6-secret-{i}" for i in range(len(SECRETS_ROUND_6))]
+)
+def test_round_6_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"), ENTRY_ROUND_6, ids=[f"round6-entry-{i}" for i in range(len(ENTRY_ROUND_6))]
+)
+def test_round_6_value_in_the_next_entry_is_redacted(
+    redactor: Redactor, parts: list[str], secret: str
+) -> None:
+    out = redactor.redact_parts(parts)
+    assert out[0] == parts[0] and secret not in out[1], out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_6, ids=[f"round6-clean-{i}" for i in range(len(CLEAN_ROUND_6))])
+def test_round_6_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
