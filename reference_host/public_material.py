@@ -173,8 +173,8 @@ def base58_address(value: str, line: str) -> bool:
 _SEARCH_CALL = re.compile(r"(?i)search[A-Za-z0-9_]*[ \t]*\([ \t]*\{?[^()]*\Z")
 _PUBLIC_NOTE = re.compile(
     r"(?i)(?://|#|/\*|<!--)[^\n]{0,120}?(?:publishable|search-only|client-side|browser-safe"
-    r"|safe (?:for|in) the browser|public by design)[^\n]{0,120}\n[^\n]*\Z"
-)
+    r"|safe (?:for|in) the browser|public by design)(?:[^\n]{0,120}\n[^\n]*|[^\n*]{0,40}\*/[ \t]*[\"'`]?)\Z"
+)  # (on the line above, or a block comment just before the value: `/* search-only */ '<key>'`)
 
 
 _NOTE_WORDS = ("publishable", "search-only", "client-side", "browser", "public by design")

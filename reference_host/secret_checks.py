@@ -444,6 +444,8 @@ def _run(c: Candidate) -> bool | str:
     (`pasted-secret`); never a public address."""
     if base58_private(c.value):
         return True  # a wallet's private key (WIF, a Solana secret), whatever the line calls it
+    if _ETH_ADDRESS.fullmatch(c.value):
+        return False  # an account's address (0x and 40 hex digits): public
     if _public_address(c) or c.after.startswith(".onion") or _IN_CIPHERTEXT.search(c.before[-200:]):
         return False  # an address, or ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     if _in_secret_manifest(c) and not placeholder(c.value):
@@ -451,6 +453,8 @@ def _run(c: Candidate) -> bool | str:
     if len(c.value) >= 32 and _key_material(c):
         return True
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
+        if public.public_client(c.before):
+            return False  # `algoliasearch(id, /* search-only */ '<key>')`
         if _positional_argument(c):
             return "positional-secret"
         if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
@@ -622,6 +626,13 @@ def _random_token(c: Candidate) -> bool:
     return "/" not in value and keyish(value, 20) and not mostly_words(value)
 
 
+def _code_list(c: Candidate) -> bool:
+    """Recovery codes a line or a few a line: most hold a digit, none is a word."""
+    codes = re.split(r"[ \t,\r\n]+", c.value.strip())
+    codes = [x for x in codes if x]
+    return len(codes) >= 3 and sum(any(ch.isdigit() for ch in x) for x in codes) * 2 > len(codes)
+
+
 def _random_body(c: Candidate) -> bool:
     """A provider prefix that also starts ordinary words (`sk-learn-...`): the rest must be random."""
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
@@ -763,6 +774,8 @@ def _key_material(c: Candidate) -> bool:
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
+    if _ENCRYPTED_MESSAGE.fullmatch(value) and not _COOKIE_CONTEXT.search(c.line_before() + before[-200:]):
+        return False  # `data--iv--tag`, Rails' encrypted credentials at rest (in a cookie: a session)
     if _public_column(c) or _ENTITY_TAG.search(before[-40:]):
         return False  # (an HTTP entity tag names a version of a resource)
     if before[-1:] in (",", ";") and '"mappings"' in before[-400:]:
@@ -803,6 +816,7 @@ _IN_PASSWORD_HASH = re.compile(
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
+_ENCRYPTED_MESSAGE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}")
 _ENTITY_TAG = re.compile(r"(?i)(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*(?:W/)?[\"']?\Z")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
@@ -893,7 +907,7 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
      "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state", "peer",
-     "peers", "mappings", "sourcemap", "playlist", "video", "payer"}
+     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload"}
 )  # fmt: skip
 
 
@@ -1053,8 +1067,9 @@ NOT_SECRET_SUFFIXES = frozenset(
 )  # fmt: skip
 NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
-     "result", "continuation", "pagination", "cursor", "idempotency", "hash", "range", "row", "object",
-     "lock", "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique", "composite", "shard",
+     "result", "instrumentation", "continuation", "pagination", "cursor", "idempotency", "hash",
+     "range", "row", "object", "lock", "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique",
+     "composite", "shard",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
      "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
@@ -1258,6 +1273,8 @@ def real_value(value: str, *, code: bool = True) -> bool:
     value = value.strip()
     if len(value) < 6 or placeholder(value) or _NUMBER.fullmatch(value) or _SHORT_WORD.fullmatch(value):
         return False
+    if _ETH_ADDRESS.fullmatch(value):
+        return False  # an account's address (0x and 40 hex digits): public
     if _dense_random(value):
         return True  # `(4*8n!o(co8aci#v4hi%t$…`: random by itself, whatever it starts with
     if _WORDS_ONLY.fullmatch(value) or _identifier(value) or _code_start(value) or _names_a_secret(value):
@@ -1393,7 +1410,7 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 _TRAILING_ASIDE = re.compile(r"[ \t]+\([^()\n]{1,30}\)\Z")
-_CONVERSION = re.compile(r"(?:\[\]byte|bytes|Buffer\.from)\([\"'`]?\Z")
+_CONVERSION = re.compile(r"(?:\[\]byte|bytes|bytes\.fromhex|Buffer\.from)\([\"'`]?\Z")
 
 
 def assigned_name(before: str) -> str:
@@ -1430,7 +1447,7 @@ def assigned_name(before: str) -> str:
 _PROSE_TAILS = tuple(
     re.compile(
         rf"(?i)[ \t]+((?:[A-Za-z0-9_.-]{{1,20}}[ \t]+){{{k}}})"
-        r"(?:is|was|are|to|è|é|est|ist|är):?[ \t]+[\"'`]?\Z"
+        r"(?:is|was|are|to|è|é|est|ist|är|auf|naar|para):?[ \t]+[\"'`]?\Z"
     )
     for k in range(7)
 )
@@ -1528,6 +1545,9 @@ def _quoted(c: Candidate) -> bool:
 _DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
 
 
+_IN_ARN = re.compile(r"\barn:aws[a-z-]*:[^\s\"'`]*\Z")
+_ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+_FINGERPRINT_NOTATION = re.compile(r"(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}={0,2}\Z")
 _LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
 _SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
 
@@ -1567,6 +1587,10 @@ def _assigned_value(c: Candidate) -> bool:
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
         return False
+    if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value):
+        return False  # an account's address (0x and 40 hex); a key's fingerprint (`SHA256:…`)
+    if _IN_ARN.search(c.before[-160:]):
+        return False  # a resource an ARN names (`arn:aws:secretsmanager:…:secret:prod/db`)
     if not quoted and _LABEL_VALUE.fullmatch(value):
         return False  # a label, not a value (`SECRET_KEY=generate-with: python -c …`)
     if _NAMED_FORMAT.search(value):
@@ -1608,6 +1632,8 @@ def _prose_label(c: Candidate) -> bool:
     value = c.value
     if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value)):
         return False
+    if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
+        return False  # an address, a fingerprint, a version
     label = c.before.rstrip(" \t\"'`")[:-1]  # up to its colon
     label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
     words = label.split()
@@ -1921,13 +1947,23 @@ def _spaced_value(c: Candidate) -> bool:
         if c.value.startswith("-"):
             return False  # the next flag (`gh secret set NAME --repo …`), not the value
         return real_value(c.value) and (strength == "strong" or _random_weak_value(c.value))
+    if _SEMVER.fullmatch(core):
+        return False
+    if strength == "weak":  # `the staging PagerDuty key <token> when …`: a weak name's random value
+        previous = head[: len(head) - len(name)].split()[-1:] or [""]
+        if name.lower() not in WEAK_WORDS or previous[0].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
+            return False  # a word glued into another (`basalt`), or one that says what key (`public key`)
+        return not quoted and _random_strict(core) and not _HEX.fullmatch(core)
     if strength != "strong":
         return False
     if (quoted or _dotted_passphrase(core)) and passphrase(core):
         return True
+    if _identifier(core) and human_password(core) and core[-1:].isdigit():
+        return True  # `enter password bison_Granite119`: words, both cases and the digits a person adds
     return _password_like(core, strict=not quoted) and (quoted or _chosen(core))
 
 
+_SEMVER = re.compile(r"v?[0-9]+(?:\.[0-9]+){1,3}(?:[-+][0-9A-Za-z.-]+)?")
 _IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by\Z")
 _VALUE_FLAGS = (" --body", " --value", " --data", " -b", "\t--body", "\t--value", "\t--data", "\t-b")
 _SPACED_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/-")
@@ -2017,7 +2053,8 @@ _LOGIN_WORDS = frozenset(
     {"login", "logon", "signin", "auth", "authenticate", "credential", "credentials", "creds", "connect",
      "bind", "pdo", "password", "passwd", "passphrase", "secret", "basic", "jwt", "hmac",
      # database and mail clients, constructed with a host, a user and the password
-     "mysqli", "mysql", "pgsql", "mssql", "sqlsrv", "mariadb", "oci", "imap", "smtp", "ftp", "pw", "pwd"}
+     "mysqli", "mysql", "pgsql", "mssql", "sqlsrv", "mariadb", "oci", "imap", "smtp", "ftp", "pw", "pwd",
+     "totp", "hotp", "otp"}
 )  # fmt: skip
 _CONSTRUCTORS = frozenset({"new", "create", "build", "builder", "of", "with", "from", "init", "make"})
 _LITERAL_OR_ARG = re.compile(r"\"[^\"\n]*\"|'[^'\n]*'|[^,()\"'\n]+")
@@ -2120,6 +2157,7 @@ _REPLY_LABEL = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,3
 
 _CLAUSE_END = re.compile(r"(?i)[ \t]+(?:is|are|was|ist|est|es|é|jest|är|er|on|je)\Z|[ \t]*(?:是|は)\Z")
 _WALLET_KEY = re.compile(r"(?i)\bwallet\b[^\n]{0,40}?\b(?:pk|priv|private|privkey|private[ _-]key|key)\b")
+_SUBJECT_THEN = re.compile(r"(?i)[ \t](?:for|of|on|in|at|from|by|used|with)[ \t]")
 _GPG_FINGERPRINT = re.compile(r"[0-9A-F]{40}")
 _ASIDE = re.compile(r"\([^()\n]{1,40}\)")  # a parenthesis inside a sentence says how, not what
 # A label ending in a word with a letter beyond ASCII (`de producción:`): prose, not a name.
@@ -2153,8 +2191,12 @@ def _pasted(c: Candidate) -> bool:
     if entry.rstrip(" \t\"'`").endswith((":", "=")) and not _PROSE_WORD_END.search(entry):
         name = assigned_name(entry)
         words = (*_words(name), name.lower())
-        if name_strength(name) is not None or any(w in _NAMED_OTHER for w in words):
+        if name_strength(name) is not None:
             return False  # a name that speaks for itself: the assignment rules judge it
+        if any(w in _NAMED_OTHER for w in words):
+            label = _ASIDE.sub(" ", entry.rstrip(" \t\"'`=:").rsplit("\n", 1)[-1])
+            # `2FA seed for the … account:`, `data key used by the export job:`: the subject names it
+            return _SUBJECT_THEN.search(label) is not None and clause_names_secret(label, weak=True)
         reply = _REPLY_LABEL.fullmatch(entry)
         if name and not any(w in _SECRET_CONTEXT for w in words):  # `key by mistake:` still says key
             entry = entry[: entry.rstrip(" \t\"'`=:").rfind(name)]
@@ -2226,6 +2268,8 @@ def _call_argument(c: Candidate) -> bool:
     call = _call_before(line)
     if call is not None and call[0].lower() == "values":
         return _inserted_secret(c, len(call[1]))
+    if public.public_client(c.before):
+        return False  # `algoliasearch(id, /* search-only */ '<key>')`
     if not (_password_value(value) or _APP_PASSWORD.fullmatch(value)):
         return False
     if _OBJECT_KEY.search(line[-80:]):
@@ -2234,8 +2278,8 @@ def _call_argument(c: Candidate) -> bool:
         return False
     callee, args = call
     last = re.split(r"\.|::|\\|->", callee)[-1] if callee else ""
-    if not args:  # the first argument: a setter named for the secret (`.password("…")`)
-        return bool(last) and _setter_named_secret(last)
+    if not args:  # the first argument: a setter named for the secret (`.password("…")`), a TOTP's seed
+        return bool(last) and (_setter_named_secret(last) or last.lower() in ("totp", "hotp"))
     if args[0][:1] in ("'", '"') and _format_secret_index(args[0]) == len(args) - 1:
         return True
     if not callee:  # a tuple: its name is the keyword before it (`auth=(…)`)
@@ -2312,6 +2356,8 @@ def _random_strict(value: str) -> bool:
         return True
     if _HEX.fullmatch(core):
         return len(core) >= 32 and _classes(core) >= 2
+    if _BASE32_RUN.fullmatch(core) and sum(ch.isdigit() for ch in core) >= 2 and _vowel_share(core) < 0.3:
+        return True  # a TOTP seed or a key in base32 capitals: random, though its runs read as words
     if _hex_groups(core):
         return False
     return (
@@ -2324,6 +2370,7 @@ def _random_strict(value: str) -> bool:
     )
 
 
+_BASE32_RUN = re.compile(r"[A-Z2-7]{16,64}")
 _TABLE_ROW = re.compile(r"[ \t]*\|")
 _TABLE_SEPARATOR = re.compile(r"[ \t]*[|+]?[ \t]*:?-{3,}:?[ \t]*(?:[|+][ \t]*:?-{3,}:?[ \t]*)*[|+]?[ \t]*")
 
@@ -2523,6 +2570,8 @@ def _connection_field(c: Candidate) -> bool:
     value = c.value.strip("{}")
     if not value or placeholder(value) or _FORMAT.fullmatch(value) or value.startswith("%"):
         return False
+    if value.rstrip("),") != value and _IDENTIFIER_VALUE.fullmatch(value.rstrip("),")):
+        return False  # a call's keyword argument given a variable (`password=password)`)
     line = c.line_before()
     head = line[: max(line.lower().rfind("pw"), line.lower().rfind("pass"), 0)]
     if _PAIR_BEFORE.search(head[-120:]) is None and _PAIR_AFTER.match(c.after) is None:
@@ -2530,6 +2579,7 @@ def _connection_field(c: Candidate) -> bool:
     return "(" not in value and not (_reference(value) and not _dense_random(value))
 
 
+_IDENTIFIER_VALUE = re.compile(r"[a-z_][a-z0-9_]*")
 _SECRET_FILE = re.compile(r"([^\s/\\'\"]+?)(?:\.[A-Za-z0-9]{1,5})?['\"]?\Z")
 
 
@@ -2728,8 +2778,14 @@ _POINTS_ON = re.compile(
 )
 _FOREIGN_PASSWORD = re.compile(
     r"(?i)пароль|密码|口令|パスワード|비밀번호|mot de passe|contraseña|senha|passwort|kennwort"
-    r"|wachtwoord|hasło|salasana|lösenord|passord|adgangskode|heslo|jelszó|şifre"
+    r"|wachtwoord|hasło|salasana|lösenord|passord|adgangskode|heslo|jelszó|şifre|סיסמה|كلمة المرور"
 )  # (the rules' FOREIGN_PASSWORD, for a note's label)
+# A command whose output is a secret: a key file shown, a Secret's password field printed.
+_PRINTS_SECRET = re.compile(
+    r"(?:^|[$#>][ \t]*)(?:cat|type|Get-Content)[ \t]+[^\s]*"
+    r"(?:master\.key|\.key|secret|token|password|credential)[^\s]*[ \t]*\Z"
+    r"|jsonpath=[\"']?\{\.data\.(?i:[a-z_.-]*(?:password|secret|token|key))\}"
+)
 _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
@@ -2748,6 +2804,10 @@ def _announced_entry(c: Candidate) -> bool:
     previous = before[:-1]
     previous = previous[previous.rfind("\x00") + 1 :].rstrip()
     label = _ASIDE.sub(" ", previous[previous.rfind("\n") + 1 :])
+    printer = _PRINTS_SECRET.search(label)
+    if printer is not None:  # `$ cat config/master.key`, `kubectl get secret … '{.data.password}'`
+        value = c.value.strip()
+        return "\n" not in value and (_random_strict(value) or keyish(value, 10) or human_password(value))
     announces = label.rstrip().endswith(":") or _POINTS_ON.search(label) is not None
     label = _POINTS_ON.sub("", label).rstrip(" \t:")
     values = [v.strip() for v in c.value.split("\n") if v.strip()]
@@ -2771,8 +2831,10 @@ def _announced_entry(c: Candidate) -> bool:
         foreign = _FOREIGN_PASSWORD.search(label) is not None  # `Mot de passe Wi-Fi invités :`
         login = _NAMES_LOGIN.search(label) is not None  # `<host> ssh login backup`, then its password
         return chosen and not _identifier(values[0]) and (clause_names_secret(label) or foreign or login)
-    if clause_names_secret(label, weak=True) or _FOREIGN_PASSWORD.search(label):
-        return True  # (random, or codes: a weak name's too, `master.key`)
+    if any(clause_names_secret(part, weak=True) for part in re.split(r"[,;]", label)):
+        return True  # (random, or codes: a weak name's too, `master.key`; `… token, stored below`)
+    if _FOREIGN_PASSWORD.search(label):
+        return True
     tail = " ".join(_SPAN_WORDS.findall(label)[-2:])
     return name_strength(tail) == "strong"  # `… MFA recovery codes`: a pair that says secret
 
@@ -2873,7 +2935,25 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
 
 
 _PREPOSITIONS = frozenset(
-    {"for", "of", "on", "in", "at", "from", "to", "des", "du", "de", "für", "von", "zu", "para", "del"}
+    {
+        "for",
+        "of",
+        "on",
+        "in",
+        "at",
+        "from",
+        "to",
+        "by",
+        "with",
+        "des",
+        "du",
+        "de",
+        "für",
+        "von",
+        "zu",
+        "para",
+        "del",
+    }
 )
 
 
@@ -2954,7 +3034,7 @@ def _basic_user_password(c: Candidate) -> bool:
     return True
 
 
-_HEADERS = re.compile(r"(?i)headers")
+_HEADERS = re.compile(r"(?i)headers|(?:^|[ \t])(?:-H|--header)[ \t]+[\"']?[^\s\"']*\Z")
 
 
 def _header_value(c: Candidate) -> bool:
@@ -2971,6 +3051,7 @@ def _header_value(c: Candidate) -> bool:
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
+    "code-list": _code_list,
     "product-key": _product_key,
     "card-number": _card_number,
     "path-key": _path_key,
@@ -3059,12 +3140,18 @@ def _plain_json(c: Candidate) -> bool:
 _SAID_PUBLIC = re.compile(r"(?i)(?:^|[^a-z])public[ _-]?key[ \t]*(?:is|was|[:=])[ \t]*[\"'`]?\Z")
 
 
+def _line_and_one_before(c: Candidate) -> str:
+    """The value's line and the line above it in its entry (`$ solana address` printed it)."""
+    before = c.before[c.before.rfind("\x00") + 1 :]
+    return "\n".join(before.split("\n")[-2:])
+
+
 def _public_value(c: Candidate) -> bool:
     """Public material or plain data by its structure (`public_material.py`): an address, a
     signature, a compressed or JSON payload, a test vector, a search-only client's key, an id
     spelled with its field's name."""
     value = c.value
-    if _public_address(c) or public.base58_address(value, c.line_before()):
+    if _public_address(c) or public.base58_address(value, _line_and_one_before(c)):
         return True
     if public.der_signature(value) or public.compressed(value) or _plain_json(c):
         return True

@@ -35,7 +35,7 @@ from pathlib import Path
 import re2
 import yaml
 
-from reference_host.secret_checks import CHECKS, Candidate, passes
+from reference_host.secret_checks import CHECKS, Candidate, passes, placeholder
 
 try:  # Python 3.11+
     from re import _constants as _sre  # type: ignore[attr-defined]
@@ -65,6 +65,7 @@ RE2_MAX_MEM = 64 << 20
 SECRET_GROUPS = ("s", "q", "q2", "q3", "q4", "q5")  # a value: unquoted (`s`), inside quotes (`q`…`q5`)
 BLOCK_BYTES = 65536  # a block is whole lines, up to about this long
 BLOCK_GAP = 1024  # hot lines this close share a block
+REREAD_MAX = 96  # the longest value a family's failed match is read again from (a glued name's length)
 
 
 @dataclass(frozen=True)
@@ -713,14 +714,62 @@ class Scanner:
                 for spans in _spans(unit.regex, data, a, b):
                     self._try(text, data, offsets, unit.members[0], spans, kept, found)
                 continue
-            members = [i for i in unit.members if i in potential]
-            regexes = compiled.regexes  # type: ignore[union-attr]
-            for spans in _spans(unit.regex, data, a, b):
-                start = spans[0][0]
-                for i in members:  # the first member that matches here and stands
-                    own = regexes[i].Match(_ANCHOR_START, data, start, b)  # type: ignore[attr-defined]
-                    if own[0][0] >= 0 and self._try(text, data, offsets, i, own, kept, found):
-                        break
+            self._scan_family(text, data, offsets, a, b, unit, potential, kept, found)
+
+    def _scan_family(
+        self,
+        text: str,
+        data: bytes,
+        offsets: Offsets,
+        a: int,
+        b: int,
+        unit: object,
+        potential: frozenset[int] | set[int],
+        kept: _Kept,
+        found: list[Finding],
+    ) -> None:
+        """A family's matches, leftmost first: at each, the first member that matches there and
+        stands gives the finding. Where none stands, the scan reads again from the value the
+        first matching member saw (`session: RAZORPAYKEYSECRET is <key>`: the value that was no
+        session cookie's starts the name of the next assignment), so a failed match hides nothing."""
+        compiled = self._compiled
+        members = [i for i in unit.members if i in potential]  # type: ignore[attr-defined]
+        regexes = compiled.regexes  # type: ignore[union-attr]
+        match = unit.regex.Match  # type: ignore[attr-defined]
+        pos = a
+        while pos <= b:
+            spans = match(_UNANCHORED, data, pos, b)
+            start, stop = spans[0]
+            if start < 0:
+                return
+            resume = stop if stop > start else stop + 1
+            again = -1
+            for i in members:  # the first member that matches here and stands
+                own = regexes[i].Match(_ANCHOR_START, data, start, b)  # type: ignore[attr-defined]
+                if own[0][0] < 0:
+                    continue
+                if self._try(text, data, offsets, i, own, kept, found):
+                    again = -1
+                    break
+                if again < 0:
+                    again = self._value_again(text, offsets, own, compiled.groups[i], start)  # type: ignore[union-attr]
+            pos = again if 0 <= again < resume else resume
+
+    @staticmethod
+    def _value_again(
+        text: str, offsets: Offsets, own: Sequence[tuple[int, int]], groups: Sequence[int], start: int
+    ) -> int:
+        """Where to read again after a member's match that did not stand: its value's start, unless
+        the value is a placeholder or a reference (`arn:aws:secretsmanager:…:secret:…`, `${X:?…}`),
+        whose inside is no assignment of its own, or longer than a name (REREAD_MAX bytes: a value
+        read again costs its length once more, so the scan stays linear); -1 for nowhere."""
+        for g in groups:
+            gs, ge = own[g]
+            if gs > start:
+                if ge - gs > REREAD_MAX or placeholder(text[offsets.char(gs) : offsets.char(ge)]):
+                    return -1
+                return gs
+        return -1
 
     def _try(
         self,

@@ -4,7 +4,9 @@ Every rule (or family of rules) runs through Python's `re` over the whole text a
 prefilter, no hot lines, no blocks, no bytes, no offset conversion. Registered values are found by
 a plain case-insensitive search. Rules run in priority order; a match is kept unless it collides
 with one kept before or fails its check. A family runs as the alternation of its members' regexes;
-where it matches, its members are tried in order at that place and the first that stands is kept.
+where it matches, its members are tried in order at that place and the first that stands is kept;
+where none stands, the search resumes at the value the first matching member saw (unless that value
+is a placeholder or longer than REREAD_MAX bytes), else after the match.
 Whatever the engine does to go fast must give exactly these findings.
 """
 
@@ -13,8 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from reference_host.secret_checks import Candidate, passes
+from reference_host.secret_checks import Candidate, passes, placeholder
 from reference_host.secret_scan import (
+    REREAD_MAX,
     RULES,
     SECRET_GROUPS,
     Finding,
@@ -66,9 +69,26 @@ def reference_scan(
                 stands(members[0], m)
             continue
         own = {i: re.compile(rules[i].pattern) for i in members}
-        for fm in re.finditer(family_pattern([rules[i] for i in members]), text):
+        family = re.compile(family_pattern([rules[i] for i in members]))
+        pos = 0
+        while pos <= len(text):
+            fm = family.search(text, pos)
+            if fm is None:
+                break
+            resume = fm.end() if fm.end() > fm.start() else fm.end() + 1
+            again = -1
             for i in members:
                 m = own[i].match(text, fm.start())
-                if m is not None and stands(i, m):
+                if m is None:
+                    continue
+                if stands(i, m):
+                    again = -1
                     break
+                if again < 0:  # none stood yet: read again from this member's value, if it is one
+                    value_start, value_end = _secret_span(m)
+                    value = text[value_start:value_end]
+                    short = len(value.encode("utf-8")) <= REREAD_MAX
+                    if value_start > fm.start() and short and not placeholder(value):
+                        again = value_start
+            pos = again if 0 <= again < resume else resume
     return sorted(kept, key=lambda f: f.start)

@@ -273,11 +273,12 @@ def test_redact_joined_keeps_a_short_tail_after_a_complete_high_entropy_key(reda
     """Five characters after a complete 33-character key are no key material of their own: the next
     entry is never cut unless what it starts with is itself random."""
     head, tail = "q7VxLm2Rk9TzWp4Ys8NdHc3Jf6Bg1Qa5w", "Ke0Mu"  # the 33-char head is a key on its own
-    assert redactor.redact(f"key {head}") == "key [REDACTED:high-entropy]"
+    # (a weak name spaced before a random value: the assignment's marker since round 7)
+    assert redactor.redact(f"key {head}") == "key [REDACTED:credential-assignment]"
     out = redact_joined([f"key {head}", f"{tail} Runbook"], redactor)
-    assert out == "key [REDACTED:high-entropy]\nKe0Mu Runbook"
+    assert out == "key [REDACTED:credential-assignment]\nKe0Mu Runbook"
     longer = redact_joined([f"key {head}", "Ke0Mu7xQpZ Runbook"], redactor)
-    assert longer == "key [REDACTED:high-entropy]\n Runbook"
+    assert longer == "key [REDACTED:credential-assignment]\n Runbook"
 
 
 def test_redact_joined_keeps_hex_digests_whole(redactor: Redactor) -> None:

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 to 6 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 7 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -894,4 +894,80 @@ def test_round_6_value_in_the_next_entry_is_redacted(
 
 @pytest.mark.parametrize("text", CLEAN_ROUND_6, ids=[f"round6-clean-{i}" for i in range(len(CLEAN_ROUND_6))])
 def test_round_6_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+# Round 7's structures (blind round 7 released as training data), as instances written here.
+SECRETS_ROUND_7 = [
+    # a failed match hides nothing: a value that was no cookie's starts the next assignment's name
+    (
+        "notes for next session: PAYMENTSKEYSECRET is Qm7Xv2Lp9Rt4Wk8Nz3Bc6Hd1 (pasted by the user)",
+        "Qm7Xv2Lp9Rt4Wk8Nz3Bc6Hd1",
+    ),
+    # a TOTP seed in base32 capitals after a clause about a seed; given to a TOTP
+    (
+        "shared 2FA seed for the ops@ root account: OLTQNMXMHYFSFGRI2XFHMJCIBIS6N64O (add it)",
+        "OLTQNMXMHYFSFGRI2XFHMJCIBIS6N64O",
+    ),
+    ('otp = pyotp.TOTP("JBSWY3DPEHPK3PXPQ7W2E9R4KL5MN6OP")', "JBSWY3DPEHPK3PXPQ7W2E9R4KL5MN6OP"),
+    # a weak name, a space, a random value in a sentence
+    (
+        "I should use the staging alerting key u+3-nvQEv8JKDnfzzPgX when running the tests",
+        "u+3-nvQEv8JKDnfzzPgX",
+    ),
+    # recovery codes a few a line under the words that say so
+    ("GitHub recovery codes (saved today):\nq7wz2-xk9mp\n4lr8v-n3ct6\nyb5hd-2jf7s", "q7wz2-xk9mp"),
+    # a custom header's value in a curl command
+    ("curl -H 'X-Team-Key: vtrmHKJBlQiiGYTcNp7nM7' https://api.example.io/1/auth", "vtrmHKJBlQiiGYTcNp7nM7"),
+    # Hebrew and German prose
+    ("הסיסמה לשרת היא Zephyr1990!", "Zephyr1990!"),
+    ("Kannst du SMS_API_SECRET auf GhH5VACcdUJsmvo6 setzen?", "GhH5VACcdUJsmvo6"),
+]
+
+ENTRY_ROUND_7 = [
+    (
+        ["User gave me the alerting token, stored below.", "56fd856b-fe9b-4031-8f9b-47c6ad3a407f"],
+        "56fd856b-fe9b-4031-8f9b-47c6ad3a407f",
+    ),
+    (["$ cat config/master.key", "8abcc690addadef0d4a7eb7415795818"], "8abcc690addadef0d4a7eb7415795818"),
+]
+
+CLEAN_ROUND_7 = [
+    # Rails' encrypted credentials alone, a search-only key under its comment, a go.sum version
+    "yOgNfUsHuUjl7Fb3sJOvxon2PyljBnL3+/vJmX1jjRF61+USJ7ZMIih6nPTH9rDOkHbCaqMMIFVzYfy0Q+7TH6hR1tMOCG4LyDRU--O5H1elb2K4YorPs4--1Jsaa+I0zkNTf9PWD2EoBA==",
+    "const search = algoliasearch('521NYMRA8E', /* search-only */ 'a3694058a10ea1fed83649266a87392c');",
+    "github.com/acme/auth v1.8.3 h1:SWaqRdaKGsY1v0QHZpbdhJ+MtrNzn7sJwBwkARHNdgU=",
+    # an account's address, a host key's fingerprint, a variable passed on, a payload named so
+    "Token deployed to: 0x37d45d70c74177b2cb7988a799443ebf3da892ef",
+    "verify the host key before accepting: SHA256:CF+NjYZZZ8cL2XSAcp50p/tLiftUsLcOInm4HGLhGjk",
+    "conn = psycopg.connect(host=host, user=user, password=password)",
+    "payload (base64): YnqA+WzflLjVKRf2n0slo7+HXoOPuOmc  len=24",
+    "$ solana address\n92q2hVo8BBHKgBx1vjERrjLGyAi3rXPnFv3FpK8Y3H6R",
+    # a resource an ARN names, an Application Insights connection string, a Go pseudo-version
+    "arn:aws:secretsmanager:eu-west-1:604786754664:secret:prod/billing/stripe-WbvFLf",
+    '"ConnectionString": "InstrumentationKey=df426d64-f9ad-4f32-8eb0-86d3b5636fba;IngestionEndpoint=https://westeurope-5.in.applicationinsights.azure.com/"',
+    "require github.com/fabrikam/basalt v0.0.0-20251111154694-75a7af05b5bc",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_7, ids=[f"round7-secret-{i}" for i in range(len(SECRETS_ROUND_7))]
+)
+def test_round_7_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"), ENTRY_ROUND_7, ids=[f"round7-entry-{i}" for i in range(len(ENTRY_ROUND_7))]
+)
+def test_round_7_value_in_the_next_entry_is_redacted(
+    redactor: Redactor, parts: list[str], secret: str
+) -> None:
+    out = redactor.redact_parts(parts)
+    assert out[0] == parts[0] and secret not in out[1], out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_7, ids=[f"round7-clean-{i}" for i in range(len(CLEAN_ROUND_7))])
+def test_round_7_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
