@@ -633,6 +633,18 @@ def _code_list(c: Candidate) -> bool:
     return len(codes) >= 3 and sum(any(ch.isdigit() for ch in x) for x in codes) * 2 > len(codes)
 
 
+_PRIVATE_KEY_NAME = re.compile(r"(?i)private_key[\"']?[ \t]*[:=]")
+
+
+def _beside_private_key(c: Candidate) -> bool:
+    """A private key's id where the key itself is given beside it (a service account's file or its
+    variables): the id goes with the key."""
+    lo = max(0, c.start - 400, c.text.rfind("\x00", 0, c.start) + 1)
+    hi = c.text.find("\x00", c.end, c.end + 400)
+    window = c.text[lo : hi if hi >= 0 else c.end + 400]  # its own entry
+    return _PRIVATE_KEY_NAME.search(window) is not None
+
+
 def _random_body(c: Candidate) -> bool:
     """A provider prefix that also starts ordinary words (`sk-learn-...`): the rest must be random."""
     return _classes(c.value) >= 2 and not _all_wordlike(c.value)
@@ -776,7 +788,7 @@ def _key_material(c: Candidate) -> bool:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
     if _ENCRYPTED_MESSAGE.fullmatch(value) and not _COOKIE_CONTEXT.search(c.line_before() + before[-200:]):
         return False  # `data--iv--tag`, Rails' encrypted credentials at rest (in a cookie: a session)
-    if _public_column(c) or _ENTITY_TAG.search(before[-40:]):
+    if _public_column(c) or _ENTITY_TAG.search(before[-40:]) or _SITE_VERIFICATION.search(before[-120:]):
         return False  # (an HTTP entity tag names a version of a resource)
     if before[-1:] in (",", ";") and '"mappings"' in before[-400:]:
         return False  # a source map's VLQ segments (`"mappings": ";;AAAA,…"`)
@@ -817,6 +829,7 @@ _IN_PASSWORD_HASH = re.compile(
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
 _ENCRYPTED_MESSAGE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}")
+_SITE_VERIFICATION = re.compile(r"(?i)name=[\"'][^\"']*verif[^\"']*[\"'][ \t]+content=[\"']\Z")
 _ENTITY_TAG = re.compile(r"(?i)(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*(?:W/)?[\"']?\Z")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
@@ -1410,7 +1423,9 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 _TRAILING_ASIDE = re.compile(r"[ \t]+\([^()\n]{1,30}\)\Z")
-_CONVERSION = re.compile(r"(?:\[\]byte|bytes|bytes\.fromhex|Buffer\.from)\([\"'`]?\Z")
+_CONVERSION = re.compile(
+    r"(?:\[\]byte|bytes|bytes\.fromhex|Buffer\.from|Convert\.From(?:Base64|Hex)String)\([\"'`]?\Z"
+)
 
 
 def assigned_name(before: str) -> str:
@@ -1502,7 +1517,7 @@ def _type_annotation(c: Candidate) -> bool:
     return _CODE_AFTER.match(c.after) is not None and c.after[:1] not in ("", "\n", "\r")
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)*")  # dotted too
 
 
 def _code_expression(c: Candidate) -> bool:
@@ -1640,6 +1655,8 @@ def _prose_label(c: Candidate) -> bool:
     named = [i for i, w in enumerate(words) if name_strength(w.strip("()[]'\"`,")) is not None]
     if not named or not all(_PROSE_WORD.fullmatch(w) for w in words[named[-1] + 1 :]):
         return False  # the words after the secret's name are a sentence's, in small letters
+    if named[-1] > 0 and words[named[-1] - 1].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
+        return False  # `minisign public key: …`: the word before says which key
     return clause_names_secret(label, weak=_random_strict(value))
 
 
@@ -1953,7 +1970,9 @@ def _spaced_value(c: Candidate) -> bool:
         previous = head[: len(head) - len(name)].split()[-1:] or [""]
         if name.lower() not in WEAK_WORDS or previous[0].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
             return False  # a word glued into another (`basalt`), or one that says what key (`public key`)
-        return not quoted and _random_strict(core) and not _HEX.fullmatch(core)
+        if _HEX.fullmatch(core):  # `using key <hex of 20>`: a digest or an id has its own lengths
+            return not quoted and 16 <= len(core) <= 128 and len(core) not in (32, 40, 56, 64, 96, 128)
+        return not quoted and _random_strict(core)
     if strength != "strong":
         return False
     if (quoted or _dotted_passphrase(core)) and passphrase(core):
@@ -2744,7 +2763,7 @@ def _byte_array_key(c: Candidate) -> bool:
 _LOGIN_LABEL = re.compile(
     r"(?i)(?:login|creds|credentials|account|user(?:name)?|benutzer|usuario|utilisateur|access|zugang|wifi|wi-fi|wlan"
     r"|zugangsdaten|accès|acces|acceso|acesso|доступ|логин)"
-    r"(?:[ \t]+(?:with|as|using))?(?:[ \t]+[^\s:/]+){0,6}?[ \t]*[:=]?[ \t]*\Z"
+    r"(?:[ \t]+(?:with|as|using))?(?:[ \t]+[^\s:/]+){0,6}?(?:[ \t]*[:=]?|[ \t]+is)[ \t]*\Z"
 )
 
 
@@ -2756,6 +2775,8 @@ def _login_pair(c: Candidate) -> bool:
     if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
         return False
     value = c.value
+    if m.group(1).lower() in ("id", "ids", "no", "number", "num"):
+        return False  # `account id: <hex>`: an id, not a user and a password
     chosen = human_password(value) or keyish(value, 10) or (passphrase(value) and " " not in value)
     return not placeholder(value) and value != m.group(1) and chosen
 
@@ -3051,6 +3072,7 @@ def _header_value(c: Candidate) -> bool:
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
+    "beside-private-key": _beside_private_key,
     "code-list": _code_list,
     "product-key": _product_key,
     "card-number": _card_number,

@@ -52,6 +52,7 @@ CORPORA = {
         "sr1-blind-4",
         "sr1-blind-5",
         "sr1-blind-6",
+        "sr1-blind-8",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

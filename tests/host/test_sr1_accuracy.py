@@ -1,5 +1,6 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind rounds 1 to 6 since their first gradings, fixtures/sr1-blind-N/): the
+fixtures/sr1-train/, and blind rounds 1 to 6 and 8 since their first gradings (round 7 is not held
+to the goal yet), fixtures/sr1-blind-N/): the
 goals of issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
@@ -92,6 +93,15 @@ KNOWN_BELOW = {
     # a seed phrase numbered one word a line; a password ending in `/` in a Rails log's params
     ("sr1-blind-6", "secret:bip39-seed-phrase"),
     ("sr1-blind-6", "secret:password-log-leak"),
+    # a hex key in a chat whose next line says what it is; a settings row whose `setting` column
+    # names it; a seed phrase on the line under its label; a HAR cookie's name/value pair; a
+    # password after a `user=` entry; a passphrase spelled like an identifier in a .env
+    ("sr1-blind-8", "secret:datadog-api-key"),
+    ("sr1-blind-8", "secret:oauth-client-secret"),
+    ("sr1-blind-8", "secret:bip39-seed-phrase"),
+    ("sr1-blind-8", "secret:php-session-cookie"),
+    ("sr1-blind-8", "secret:password-split-across-entries"),
+    ("sr1-blind-8", "secret:key-passphrase"),
 }
 
 
@@ -120,6 +130,7 @@ SIZES = {
     "sr1-blind-4": (180, 40, 700, 350),
     "sr1-blind-5": (260, 40, 1100, 340),
     "sr1-blind-6": (210, 40, 970, 310),
+    "sr1-blind-8": (170, 40, 760, 320),
 }
 
 

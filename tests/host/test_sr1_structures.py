@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 to 7 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 8 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -970,4 +970,52 @@ def test_round_7_value_in_the_next_entry_is_redacted(
 
 @pytest.mark.parametrize("text", CLEAN_ROUND_7, ids=[f"round7-clean-{i}" for i in range(len(CLEAN_ROUND_7))])
 def test_round_7_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+# Round 8's structures (blind round 8 released as training data), as instances written here.
+SECRETS_ROUND_8 = [
+    # a typed declaration whose type is a string's
+    ('  const alertsToken: string = "_Qm7Xv2Lp9Rt4-31XK5d";', "_Qm7Xv2Lp9Rt4-31XK5d"),
+    # a login pair after a sentence's `is`; `pw <value>` at a line's start; smbclient's quoted password
+    ("the admin login for the wiki is admin / Harbor_Falcon_Quartz_27", "Harbor_Falcon_Quartz_27"),
+    ("pw 7qdJAZ-r.%Hnt@U33rx5", "7qdJAZ-r.%Hnt@U33rx5"),
+    ("smbclient //files/fin -U maria%'~_JK7FRj6M4,Og8FoV'", "~_JK7FRj6M4,Og8FoV"),
+    # C#'s conversions around the literal
+    (
+        'static readonly byte[] Key = Convert.FromBase64String("q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0QcTu8Ra2=");',
+        "q8Zt3vLw9Xr2Kp7Nm4Yb6Hs1Jd5Fg0QcTu8Ra2=",
+    ),
+    # a UUID after a token's one-letter flag; a private key's id beside its key in variables
+    (
+        "coverage-tool upload -t 09f31c1e-d1b0-427a-be3b-1c644f7406d2 -f coverage.xml",
+        "09f31c1e-d1b0-427a-be3b-1c644f7406d2",
+    ),
+    (
+        'SA_PRIVATE_KEY_ID=2297424e2522582ece9901196d19fb54041ac8e3\nSA_PRIVATE_KEY="-----BEGIN PRIVATE KEY-----\\nMIIE"',
+        "2297424e2522582ece9901196d19fb54041ac8e3",
+    ),
+    # a weak name before hex of no digest's length, in a stack trace
+    ("ApiError: 401 from https://api.example.com/v1/ using key 07aba5894794aba964f7", "07aba5894794aba964f7"),
+]
+
+CLEAN_ROUND_8 = [
+    "zone id: e247617133b2f44ab75c5b7caaf3b7eb  account id: 5d957c672600cc3e0dd71ae192261586",
+    '<meta name="google-site-verification" content="eRqezFN3yk-9MZvHYvucz2FEEjZUFLoVvfbC6djwSis" />',
+    "minisign public key: RWVAthxqgh6gln8oXkedLAhK6OXPMs1wP+m4YlklRFyVUDBO0rKHUNt9",
+    "Cookie: _gid=GA1.2.765591533.3736223296; tz=Europe%2FBerlin",
+    'token: string = "abc"',
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_8, ids=[f"round8-secret-{i}" for i in range(len(SECRETS_ROUND_8))]
+)
+def test_round_8_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_8, ids=[f"round8-clean-{i}" for i in range(len(CLEAN_ROUND_8))])
+def test_round_8_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
