@@ -105,6 +105,8 @@ def _worth_gluing(joined: str, a: int, b: int) -> bool:
     right = _RUN_AFTER.match(joined, b)
     if left is None or right is None or len(left.group()) + len(right.group()) < MIN_GLUED_RUN:
         return False
+    if left.group().endswith("=") and joined[b : b + 1] != "=":
+        return False  # base64's padding closes its token: what follows the break is not its rest
     if _NEW_FIELD.match(joined, b):  # `REGION=eu-west-1`, `aws_secret_access_key: ...`: a new field
         return False
     if _TYPED_ID.fullmatch(right.group()):

@@ -788,6 +788,10 @@ def _key_material(c: Candidate) -> bool:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
     if _ENCRYPTED_MESSAGE.fullmatch(value) and not _COOKIE_CONTEXT.search(c.line_before() + before[-200:]):
         return False  # `data--iv--tag`, Rails' encrypted credentials at rest (in a cookie: a session)
+    if value.startswith(_BASE64_PUBLIC_PEM):
+        return False  # base64 of `-----BEGIN CERTIFICATE` or `-----BEGIN PUBLIC KEY` (a kubeconfig's CA)
+    if _PUBLIC_AFTER.search(c.after.split("\n", 1)[0]):
+        return False  # `'<key>'); // VAPID public key`: the comment after says it is public
     if _public_column(c) or _ENTITY_TAG.search(before[-40:]) or _SITE_VERIFICATION.search(before[-120:]):
         return False  # (an HTTP entity tag names a version of a resource)
     if before[-1:] in (",", ";") and '"mappings"' in before[-400:]:
@@ -830,6 +834,13 @@ _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
 _ENCRYPTED_MESSAGE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}")
 _SITE_VERIFICATION = re.compile(r"(?i)name=[\"'][^\"']*verif[^\"']*[\"'][ \t]+content=[\"']\Z")
+# Base64 of `-----BEGIN CERTIFICATE-----`, `-----BEGIN PUBLIC KEY-----`, `-----BEGIN RSA PUBLIC KEY`.
+_BASE64_PUBLIC_PEM = (
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",
+    "LS0tLS1CRUdJTiBQVUJMSUMgS0VZLS0tLS",
+    "LS0tLS1CRUdJTiBSU0EgUFVCTElDIEtFWS",
+)
+_PUBLIC_AFTER = re.compile(r"(?i)(?://|#|/\*)[^\n]{0,60}\bpublic\b")
 _ENTITY_TAG = re.compile(r"(?i)(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*(?:W/)?[\"']?\Z")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
@@ -920,11 +931,14 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
      "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state", "peer",
-     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload"}
+     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload", "data"}
 )  # fmt: skip
 
 
 def _named_not_secret(before: str) -> bool:
+    aside = _TRAILING_ASIDE.search(before.rstrip(" \t\"'`[:="))
+    if aside is not None and not NOT_SECRET_NAME_WORDS.isdisjoint(_words(aside.group().strip(" ()"))):
+        return True  # `the signing key (kid): …`: the aside says what it is
     stripped = before.rstrip(" \t\"'`[")
     if not stripped.endswith((":", "=", ",")):
         return False
@@ -1193,6 +1207,7 @@ _PLACEHOLDER_WORDS = frozenset(
     {"changeme", "change_me", "changme", "replaceme", "replace_me", "todo", "fixme", "tbd", "password",
      "secret", "token", "none", "null", "nil", "true", "false", "undefined", "example", "test", "dummy",
      "placeholder", "redacted", "hidden", "masked", "required", "optional", "string", "empty", "notset",
+     "base64", "hex", "utf-8", "utf8", "ascii",
      "not_set", "not-set", "not set", "unset", "sk-", "ghp_",
      # a secret's own name, or a default everyone knows, where the secret would be (`user:pass@`)
      "pass", "passwd", "pwd", "pw", "user", "username", "admin", "guest", "root", "toor"}
@@ -1203,6 +1218,7 @@ _PLACEHOLDER_PHRASES = (
     "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
+_LEFT_OUT = re.compile(r"(?i)(?:^|[-_.+ ])(?:omitted|elided|removed|stripped|truncated)\Z")
 _MARKED_FAKE = re.compile(r"(?i)(?:^|[-_.])(?:example|sample|dummy|fake|fixture)(?:$|[-_.])")
 _JOINED_WORDS = re.compile(r"[a-z]+(?:[-_. ][a-z0-9]+)+")
 _PLACEHOLDER_OPENERS = (
@@ -1228,8 +1244,8 @@ def _placeholder_form(value: str) -> bool:
     lowered = value.lower()
     if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
         return True
-    if _MARKED_FAKE.search(value):
-        return True  # a value marked as an example by a word of its own (`P@ssw0rd-EXAMPLE`)
+    if _MARKED_FAKE.search(value) or _LEFT_OUT.search(value):
+        return True  # marked as an example (`P@ssw0rd-EXAMPLE`) or as left out (`DATA+OMITTED`)
     joined = lowered.translate(_JOINERS)
     if joined.startswith(_PLACEHOLDER_PHRASES):
         return True
@@ -1563,6 +1579,7 @@ _DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
 _IN_ARN = re.compile(r"\barn:aws[a-z-]*:[^\s\"'`]*\Z")
 _ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _FINGERPRINT_NOTATION = re.compile(r"(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}={0,2}\Z")
+_SHELL_ENV = re.compile(r"(?:^|[ \t])(?:-e|--env|--build-arg|export|set|setx)[ \t]+[A-Za-z_][A-Za-z0-9_]*=\Z")
 _LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
 _SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
 
@@ -1612,11 +1629,17 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # a template filled by `%` (`"postgresql://%(user)s:%(password)s@…" % db`)
     if _SIGNED_REQUEST.search(c.before[-200:]) or _SIGNING_SCOPE.search(value):
         return False  # a SigV4 header's `Signature=` (one request's HMAC) or scope (the key's id)
-    real = real_value(value, code=in_code)
+    shell = _SHELL_ENV.search(c.before[-200:]) is not None  # `docker run -e NAME=value`: no code there
+    real = real_value(value, code=in_code and not shell)
+    if not real and quoted and _identifier(value) and human_password(value):
+        real = True  # `"Velvet470_au"`: a literal spelled like an identifier is a string, not a name
     if not real and not ((quoted or _dotted_passphrase(value)) and passphrase(value)):
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
+    aside = _TRAILING_ASIDE.search(c.before.rstrip(_ASSIGN_TAIL.replace(")", "")))
+    if aside is not None and not _NAMED_OTHER.isdisjoint(_words(aside.group().strip(" ()"))):
+        return False  # `the signing key (kid): …`: the aside says it is the key's id
     if strength is not None:
         at = before.rfind(name) if name else -1
         edge = before[at - 1 : at] if at > 0 else ""
@@ -2167,7 +2190,7 @@ _OTHER_CONTEXT = frozenset(
      "event", "record", "row", "reset", "rotation", "revision", "tag", "branch", "node", "task",
      "message", "msg", "thread", "channel", "customer", "account", "number", "no", "ref", "correlation",
      "md5", "sha1", "sha256", "sha512", "crc", "name", "host", "namespace", "cipher", "ciphertext",
-     "encrypted", "signature", "signed", "gpg", "pgp", "ray"}
+     "encrypted", "signature", "signed", "gpg", "pgp", "ray", "thumbprint", "kid"}
 )  # fmt: skip
 _NAMED_OTHER = _OTHER_CONTEXT | NOT_SECRET_NAME_WORDS | NOT_SECRET_SUFFIXES
 _CONTEXT_WORDS = re.compile(r"[A-Za-z]+")
@@ -2438,6 +2461,10 @@ def _public_column(c: Candidate) -> bool:
     return header is not None and any(w in NOT_SECRET_NAME_WORDS for w in _words(header))
 
 
+_NAME_COLUMNS = frozenset({"name", "key", "setting", "variable", "var", "parameter", "field"})
+_VALUE_COLUMNS = frozenset({"value", "val", "secret", "setting_value"})
+
+
 def _table_cell(c: Candidate) -> bool:
     """A cell of a Markdown or CSV table whose column header names a secret (`| Service | API key |`,
     `name,username,password`): real for a strong header, random for a weak one."""
@@ -2470,10 +2497,15 @@ def _table_cell(c: Candidate) -> bool:
     column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(delimiter)
     if column >= len(header):
         return False
-    strength = name_strength(header[column].strip("`"))
+    strength = name_strength(header[column].strip("`").strip('"'))
     if strength is None and column >= 1:  # a table of settings: the row's first cell names it
         first = row.strip().lstrip("|").split(delimiter, 1)[0].strip().strip("`")
         strength = name_strength(first)
+    named = [i for i, h in enumerate(header) if h.strip().strip('"').lower() in _NAME_COLUMNS]
+    if strength is None and named and header[column].strip().strip('"').lower() in _VALUE_COLUMNS:
+        cells = row.strip().lstrip("|").split(delimiter)  # `service,name,value`: the name's cell says
+        if named[0] < len(cells):
+            strength = name_strength(cells[named[0]].strip().strip('"`'))
     return strength == "strong" or (strength == "weak" and _random_secret(value))
 
 
@@ -2705,7 +2737,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-
 
 
 _MNEMONIC_CONTEXT = re.compile(
-    r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|palabras|billetera|cartera"
+    r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|backup words|palabras"
+    r"|billetera|cartera"
     r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase"
 )
 
@@ -2782,7 +2815,7 @@ def _login_pair(c: Candidate) -> bool:
 
 
 _USER_LINE = re.compile(
-    r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+"
+    r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+|[a-z]{3,20}[0-9]{1,4}"
     r"|(?i:user(?:name)?|login)[ \t]*[:=][ \t]*\S+)"
 )
 # Both cases, a digit and a symbol: a password's shape, not a word's or a path's.
@@ -2807,6 +2840,7 @@ _PRINTS_SECRET = re.compile(
     r"(?:master\.key|\.key|secret|token|password|credential)[^\s]*[ \t]*\Z"
     r"|jsonpath=[\"']?\{\.data\.(?i:[a-z_.-]*(?:password|secret|token|key))\}"
 )
+_MNEMONIC_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}")
 _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
@@ -2832,6 +2866,8 @@ def _announced_entry(c: Candidate) -> bool:
     announces = label.rstrip().endswith(":") or _POINTS_ON.search(label) is not None
     label = _POINTS_ON.sub("", label).rstrip(" \t:")
     values = [v.strip() for v in c.value.split("\n") if v.strip()]
+    if len(values) == 1 and _MNEMONIC_WORDS.fullmatch(values[0]):  # a seed phrase under its note
+        return len(values[0].split()) in (12, 15, 18, 21, 24) and _MNEMONIC_CONTEXT.search(label) is not None
     if not _NOTE_LABEL.fullmatch(label) or len(label) > 120 or previous.count("\n") > 2:
         return False  # a note that announces a value is short prose, not a command or code
     if any(

@@ -53,6 +53,7 @@ CORPORA = {
         "sr1-blind-5",
         "sr1-blind-6",
         "sr1-blind-8",
+        "sr1-blind-9",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

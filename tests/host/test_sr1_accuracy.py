@@ -1,5 +1,5 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind rounds 1 to 6 and 8 since their first gradings (round 7 is not held
+fixtures/sr1-train/, and blind rounds 1 to 6, 8 and 9 since their first gradings (round 7 is not held
 to the goal yet), fixtures/sr1-blind-N/): the
 goals of issues 13 and 25, per corpus and per path.
 
@@ -102,6 +102,9 @@ KNOWN_BELOW = {
     ("sr1-blind-8", "secret:php-session-cookie"),
     ("sr1-blind-8", "secret:password-split-across-entries"),
     ("sr1-blind-8", "secret:key-passphrase"),
+    # a settings CSV's password with `~` in it; an XML element whose content is base64 of the password
+    ("sr1-blind-9", "secret:mqtt-password"),
+    ("sr1-blind-9", "secret:system-provisioning-password"),
 }
 
 
@@ -131,6 +134,7 @@ SIZES = {
     "sr1-blind-5": (260, 40, 1100, 340),
     "sr1-blind-6": (210, 40, 970, 310),
     "sr1-blind-8": (170, 40, 760, 320),
+    "sr1-blind-9": (200, 35, 790, 320),
 }
 
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - each instance stays on one line, as it would be stored
-"""Structures blind rounds 1 to 8 taught (issue 25), each as an instance written here, not taken from any
+"""Structures blind rounds 1 to 9 taught (issue 25), each as an instance written here, not taken from any
 blind corpus: a secret passed that way is redacted, and text that only looks so is kept. Training
 examples: they guard the structures against regressions and measure nothing."""
 
@@ -1019,3 +1019,71 @@ def test_round_8_structure_is_redacted(redactor: Redactor, text: str, secret: st
 @pytest.mark.parametrize("text", CLEAN_ROUND_8, ids=[f"round8-clean-{i}" for i in range(len(CLEAN_ROUND_8))])
 def test_round_8_look_alike_is_kept(redactor: Redactor, text: str) -> None:
     assert redact_joined([text], redactor) == text
+
+
+# Round 9's structures (blind round 9 released as training data), as instances written here.
+SECRETS_ROUND_9 = [
+    # a settings CSV: a name column names the value column's secret
+    ("service,env,name,value\nAlerts,prod,ALERTS_ROUTING_KEY,y_r8OUFnegk4l0LaThJm", "y_r8OUFnegk4l0LaThJm"),
+    # a string literal spelled like an identifier; a value set by `docker run -e`
+    ('const SMTP_PASSWORD: &str = "Harbor470_au";', "Harbor470_au"),
+    ("docker run -d -e POSTGRES_PASSWORD=harbor.falcon112 postgres:16", "harbor.falcon112"),
+    # a word for password in Chinese and its value after a space; a login pair after `->`
+    ("VPN 账号 lihua，密码 GBNN%r1krx1+563", "GBNN%r1krx1+563"),
+    ("creds for the staging SFTP -> sftpuser : AFC8nJkiwVmBgTTCsq6", "AFC8nJkiwVmBgTTCsq6"),
+    # a password element's value child, cloud-init's chpasswd list, a user line then its password
+    ("<AdminPassword>\n  <Value>orchid-lantern376</Value>\n</AdminPassword>", "orchid-lantern376"),
+    ("#cloud-config\nchpasswd:\n  list: |\n    ubuntu:Copper*orbit67\n  expire: false", "Copper*orbit67"),
+    ("opsuser07\nAWEA~nnfm7k!219", "AWEA~nnfm7k!219"),
+]
+
+ENTRY_ROUND_9 = [
+    (
+        [
+            "Ledger backup words for signer #2:",
+            "gown extra gossip maze neutral decorate become hood else interest forget imitate",
+        ],
+        "gown extra gossip maze neutral decorate become hood else interest forget imitate",
+    ),
+]
+
+CLEAN_ROUND_9 = [
+    "DEBUG pubsub message data=o40ylaDhfIrsdhkUrR6GVBYa9kcYAHdg attributes={}",
+    "const key = urlBase64ToUint8Array('B_0tFEacwCQoxnpCuCtS9Q43iX_WHz4fn5-zgpCWQBmChWIUyihw9byELnRQRv1Sp'); // VAPID public key",
+    "JWK thumbprint of the signing key (kid): p7ja8kMu0GRKuawdqz93J0QRgFis79qeTMBH-rXajiw",
+    "cluster CA: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUQ5VENDQXQrZ0F3SUJBZ0lVT0psYzZu",
+    "  user:\n    client-key-data: DATA+OMITTED\n    token: REDACTED",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_9, ids=[f"round9-secret-{i}" for i in range(len(SECRETS_ROUND_9))]
+)
+def test_round_9_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"), ENTRY_ROUND_9, ids=[f"round9-entry-{i}" for i in range(len(ENTRY_ROUND_9))]
+)
+def test_round_9_value_in_the_next_entry_is_redacted(
+    redactor: Redactor, parts: list[str], secret: str
+) -> None:
+    out = redactor.redact_parts(parts)
+    assert out[0] == parts[0] and secret not in out[1], out
+
+
+@pytest.mark.parametrize("text", CLEAN_ROUND_9, ids=[f"round9-clean-{i}" for i in range(len(CLEAN_ROUND_9))])
+def test_round_9_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+def test_base64_padding_closes_its_token(redactor: Redactor) -> None:
+    """A token ending in base64's padding is complete: the next entry is never glued to it."""
+    parts = [
+        "Authorization: Basic aW50ZWdyYXRpb246VUNzOH41dio/RWh4Ry0hI2EjWio=",
+        "users/Sv3LWLTgL3AltI1Y/carts/b5W5f5RwJg",
+    ]
+    out = redactor.redact_parts(parts)
+    assert out[1] == parts[1] and "aW50ZWdyYXRpb246" not in out[0], out
