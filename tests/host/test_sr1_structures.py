@@ -1087,3 +1087,12 @@ def test_base64_padding_closes_its_token(redactor: Redactor) -> None:
     ]
     out = redactor.redact_parts(parts)
     assert out[1] == parts[1] and "aW50ZWdyYXRpb246" not in out[0], out
+
+
+def test_oracle_ezconnect_password_is_redacted(redactor: Redactor) -> None:
+    """Round 10 (after its first grading): Oracle's `user/password@//host:port/service` outside a
+    JDBC URL; a path before an address is no such string."""
+    out = redact_joined(["ORACLE_CONN=etl_user/H~C3g5O9ap8sUDlv-8M@//ora-prod.corp:1521/ORCLPDB1"], redactor)
+    assert "H~C3g5O9ap8sUDlv-8M" not in out
+    kept = "see docs/guide@example.com:8080/path"
+    assert redact_joined([kept], redactor) == kept
