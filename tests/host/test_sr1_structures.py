@@ -417,19 +417,6 @@ CLEAN_ROUND_2 = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_2, ids=[f"round2-secret-{i}" for i in range(len(SECRETS_ROUND_2))]
-)
-def test_round_2_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_2, ids=[f"round2-clean-{i}" for i in range(len(CLEAN_ROUND_2))])
-def test_round_2_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
-
-
 @pytest.mark.parametrize("text", CLEAN_ROUND_2, ids=[f"round2-shared-{i}" for i in range(len(CLEAN_ROUND_2))])
 def test_round_2_look_alike_is_kept_after_another_entry(redactor: Redactor, text: str) -> None:
     """An entry's own context (a table's header, a `cat` line, a comment) is read from its entry's
@@ -508,19 +495,6 @@ CLEAN_ROUND_3 = [
     "RECAPTCHA_SITE_KEY=6LdQz8LmN4pXr7Vt2Ws9Yb1Kd3Hf6Jg0Cc5Ze8Rq",
     "$ vault kv get -field=token_ttl kv/web/dev\n768h\n$",
 ]
-
-
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_3, ids=[f"round3-secret-{i}" for i in range(len(SECRETS_ROUND_3))]
-)
-def test_round_3_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_3, ids=[f"round3-clean-{i}" for i in range(len(CLEAN_ROUND_3))])
-def test_round_3_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
 
 
 # Round 4's structures (blind round 4 released as training data), again as instances written here.
@@ -630,27 +604,6 @@ CLEAN_ROUND_4 = [
     "tx 0x4f5e6d7c8b9a0f1e2d3c4b5a69788796a5b4c3d2 confirmed",
     "nonce: 7e288821b2407a05c16ca5032ba9a2cc428cf8",
 ]
-
-
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_4, ids=[f"round4-secret-{i}" for i in range(len(SECRETS_ROUND_4))]
-)
-def test_round_4_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize(
-    ("parts", "secret"), SPLIT_ROUND_4, ids=[f"round4-split-{i}" for i in range(len(SPLIT_ROUND_4))]
-)
-def test_round_4_split_secret_is_redacted(redactor: Redactor, parts: list[str], secret: str) -> None:
-    out = "".join(redactor.redact_parts(parts))
-    assert secret[:16] not in out and secret[-16:] not in out, out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_4, ids=[f"round4-clean-{i}" for i in range(len(CLEAN_ROUND_4))])
-def test_round_4_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
 
 
 def test_cf_ray_is_kept_after_a_secret_word() -> None:
@@ -783,34 +736,11 @@ CLEAN_ROUND_5 = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_5, ids=[f"round5-secret-{i}" for i in range(len(SECRETS_ROUND_5))]
-)
-def test_round_5_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize(
-    ("parts", "secret"), ENTRY_ROUND_5, ids=[f"round5-entry-{i}" for i in range(len(ENTRY_ROUND_5))]
-)
-def test_round_5_value_in_the_next_entry_is_redacted(
-    redactor: Redactor, parts: list[str], secret: str
-) -> None:
-    out = redactor.redact_parts(parts)
-    assert out[0] == parts[0] and secret not in out[1], out
-
-
 def test_a_digest_after_a_note_that_does_not_announce_it_is_kept(redactor: Redactor) -> None:
     """A digest stored after an unrelated note about a password stays: only a note that announces
     a value (`…:`, `in the next note`) makes a digest-long hex entry a key."""
     parts = ["rotated the staging password this morning", "5c63f3b9451451a6f9444f1af903ce86"]
     assert redactor.redact_parts(parts) == parts
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_5, ids=[f"round5-clean-{i}" for i in range(len(CLEAN_ROUND_5))])
-def test_round_5_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
 
 
 # Round 6's structures (blind round 6 released as training data), as instances written here.
@@ -874,29 +804,6 @@ CLEAN_ROUND_6 = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_6, ids=[f"round6-secret-{i}" for i in range(len(SECRETS_ROUND_6))]
-)
-def test_round_6_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize(
-    ("parts", "secret"), ENTRY_ROUND_6, ids=[f"round6-entry-{i}" for i in range(len(ENTRY_ROUND_6))]
-)
-def test_round_6_value_in_the_next_entry_is_redacted(
-    redactor: Redactor, parts: list[str], secret: str
-) -> None:
-    out = redactor.redact_parts(parts)
-    assert out[0] == parts[0] and secret not in out[1], out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_6, ids=[f"round6-clean-{i}" for i in range(len(CLEAN_ROUND_6))])
-def test_round_6_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
-
-
 # Round 7's structures (blind round 7 released as training data), as instances written here.
 SECRETS_ROUND_7 = [
     # a failed match hides nothing: a value that was no cookie's starts the next assignment's name
@@ -950,29 +857,6 @@ CLEAN_ROUND_7 = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_7, ids=[f"round7-secret-{i}" for i in range(len(SECRETS_ROUND_7))]
-)
-def test_round_7_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize(
-    ("parts", "secret"), ENTRY_ROUND_7, ids=[f"round7-entry-{i}" for i in range(len(ENTRY_ROUND_7))]
-)
-def test_round_7_value_in_the_next_entry_is_redacted(
-    redactor: Redactor, parts: list[str], secret: str
-) -> None:
-    out = redactor.redact_parts(parts)
-    assert out[0] == parts[0] and secret not in out[1], out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_7, ids=[f"round7-clean-{i}" for i in range(len(CLEAN_ROUND_7))])
-def test_round_7_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
-
-
 # Round 8's structures (blind round 8 released as training data), as instances written here.
 SECRETS_ROUND_8 = [
     # a typed declaration whose type is a string's
@@ -1006,19 +890,6 @@ CLEAN_ROUND_8 = [
     "Cookie: _gid=GA1.2.765591533.3736223296; tz=Europe%2FBerlin",
     'token: string = "abc"',
 ]
-
-
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_8, ids=[f"round8-secret-{i}" for i in range(len(SECRETS_ROUND_8))]
-)
-def test_round_8_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_8, ids=[f"round8-clean-{i}" for i in range(len(CLEAN_ROUND_8))])
-def test_round_8_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
 
 
 # Round 9's structures (blind round 9 released as training data), as instances written here.
@@ -1056,29 +927,6 @@ CLEAN_ROUND_9 = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_9, ids=[f"round9-secret-{i}" for i in range(len(SECRETS_ROUND_9))]
-)
-def test_round_9_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
-
-
-@pytest.mark.parametrize(
-    ("parts", "secret"), ENTRY_ROUND_9, ids=[f"round9-entry-{i}" for i in range(len(ENTRY_ROUND_9))]
-)
-def test_round_9_value_in_the_next_entry_is_redacted(
-    redactor: Redactor, parts: list[str], secret: str
-) -> None:
-    out = redactor.redact_parts(parts)
-    assert out[0] == parts[0] and secret not in out[1], out
-
-
-@pytest.mark.parametrize("text", CLEAN_ROUND_9, ids=[f"round9-clean-{i}" for i in range(len(CLEAN_ROUND_9))])
-def test_round_9_look_alike_is_kept(redactor: Redactor, text: str) -> None:
-    assert redact_joined([text], redactor) == text
-
-
 def test_base64_padding_closes_its_token(redactor: Redactor) -> None:
     """A token ending in base64's padding is complete: the next entry is never glued to it."""
     parts = [
@@ -1096,3 +944,57 @@ def test_oracle_ezconnect_password_is_redacted(redactor: Redactor) -> None:
     assert "H~C3g5O9ap8sUDlv-8M" not in out
     kept = "see docs/guide@example.com:8080/path"
     assert redact_joined([kept], redactor) == kept
+
+
+# Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
+_SECRET_LISTS = (
+    (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
+    (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
+)  # fmt: skip
+_CLEAN_LISTS = (
+    (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
+    (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9),
+)  # fmt: skip
+_ENTRY_LISTS = ((5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9))
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        pytest.param(t, s, id=f"round{n}-secret-{i}")
+        for n, cases in _SECRET_LISTS
+        for i, (t, s) in enumerate(cases)
+    ],
+)
+def test_round_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [pytest.param(t, id=f"round{n}-clean-{i}") for n, cases in _CLEAN_LISTS for i, t in enumerate(cases)],
+)
+def test_round_look_alike_is_kept(redactor: Redactor, text: str) -> None:
+    assert redact_joined([text], redactor) == text
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"),
+    [
+        pytest.param(p, s, id=f"round{n}-entry-{i}")
+        for n, cases in _ENTRY_LISTS
+        for i, (p, s) in enumerate(cases)
+    ],
+)
+def test_round_value_in_the_next_entry_is_redacted(redactor: Redactor, parts: list[str], secret: str) -> None:
+    out = redactor.redact_parts(parts)
+    assert out[0] == parts[0] and secret not in out[1], out
+
+
+@pytest.mark.parametrize(
+    ("parts", "secret"), SPLIT_ROUND_4, ids=[f"round4-split-{i}" for i in range(len(SPLIT_ROUND_4))]
+)
+def test_round_4_split_secret_is_redacted(redactor: Redactor, parts: list[str], secret: str) -> None:
+    out = "".join(redactor.redact_parts(parts))
+    assert secret[:16] not in out and secret[-16:] not in out, out
