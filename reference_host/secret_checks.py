@@ -584,7 +584,7 @@ def _card_number(c: Candidate) -> bool:
     value = c.value
     digits = value.replace(" ", "").replace("-", "")
     separators = {ch for ch in value if not ch.isdigit()}
-    if len(separators) > 1 or c.after[:1].isdigit() or c.after[:2] in {".0", ",0"}:
+    if len(separators) > 1 or c.after[:1].isdigit() or c.after[:2] == ".0":
         return False
     amex = digits[:2] in ("34", "37")
     if (len(digits) != 15 if amex else len(digits) != 16) or not _CARD_PREFIX.match(digits):
@@ -643,6 +643,17 @@ def _beside_private_key(c: Candidate) -> bool:
     hi = c.text.find("\x00", c.end, c.end + 400)
     window = c.text[lo : hi if hi >= 0 else c.end + 400]  # its own entry
     return _PRIVATE_KEY_NAME.search(window) is not None
+
+
+_DEVOPS_CONTEXT = re.compile(r"(?i)devops|azure|\bado\b|pat\b|personal access token")
+
+
+def _devops_pat(c: Candidate) -> bool:
+    """52 base32 characters (a token, not a word) where the line names Azure DevOps or a PAT."""
+    if c.after[:1].isalnum() or sum(ch.isdigit() for ch in c.value) < 4:
+        return False
+    line = c.line_before() + c.after.split("\n", 1)[0]
+    return _DEVOPS_CONTEXT.search(line) is not None or _DEVOPS_CONTEXT.search(c.before[-300:]) is not None
 
 
 def _random_body(c: Candidate) -> bool:
@@ -1433,7 +1444,7 @@ _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
 # Between a name and its value: quotes (escaped too), spaces, = : => ||=, a call's comma.
-_ASSIGN_TAIL = " \t\"'`=:>|,]-\\?"
+_ASSIGN_TAIL = " \t\"'`=:>|,]-\\?："
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
@@ -3108,6 +3119,7 @@ def _header_value(c: Candidate) -> bool:
 CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "random-value": _random_value,
     "random-body": _random_body,
+    "devops-pat": _devops_pat,
     "beside-private-key": _beside_private_key,
     "code-list": _code_list,
     "product-key": _product_key,

@@ -54,6 +54,7 @@ CORPORA = {
         "sr1-blind-6",
         "sr1-blind-8",
         "sr1-blind-9",
+        "sr1-blind-10",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -1,6 +1,6 @@
 """SR-1 accuracy on the training corpora (fixtures/sr1-corpus/, fixtures/sr1-eval/,
-fixtures/sr1-train/, and blind rounds 1 to 6, 8 and 9 since their first gradings (round 7 is not held
-to the goal yet), fixtures/sr1-blind-N/): the
+fixtures/sr1-train/, and blind rounds 1 to 6 and 8 to 10 since their first gradings (round 7 is not
+held to the goal yet), fixtures/sr1-blind-N/): the
 goals of issues 13 and 25, per corpus and per path.
 
 These corpora are training data (the rules were extended for what each showed missing), so these
@@ -105,6 +105,12 @@ KNOWN_BELOW = {
     # a settings CSV's password with `~` in it; an XML element whose content is base64 of the password
     ("sr1-blind-9", "secret:mqtt-password"),
     ("sr1-blind-9", "secret:system-provisioning-password"),
+    # a hex key in French prose; a seed phrase wrapped four words a line; a wpa_supplicant `psk` of two
+    # words and digits; a model's digest after an entry the shared memoryRef puts before it
+    ("sr1-blind-10", "secret:datadog-app-key"),
+    ("sr1-blind-10", "secret:bip39-seed-phrase"),
+    ("sr1-blind-10", "secret:wifi-psk"),
+    ("sr1-blind-10", "clean:content-digest-sha256"),
 }
 
 
@@ -135,6 +141,7 @@ SIZES = {
     "sr1-blind-6": (210, 40, 970, 310),
     "sr1-blind-8": (170, 40, 760, 320),
     "sr1-blind-9": (200, 35, 790, 320),
+    "sr1-blind-10": (170, 40, 740, 320),
 }
 
 

@@ -998,3 +998,23 @@ def test_round_value_in_the_next_entry_is_redacted(redactor: Redactor, parts: li
 def test_round_4_split_secret_is_redacted(redactor: Redactor, parts: list[str], secret: str) -> None:
     out = "".join(redactor.redact_parts(parts))
     assert secret[:16] not in out and secret[-16:] not in out, out
+
+
+# Round 10's structures (after its first grading), as instances written here.
+SECRETS_ROUND_10 = [
+    (
+        'val adoPat = "tgkan6t7cjeoksrlzehpehdolv5ht53uabq2llb37nmrk2dnfczd" // azure devops',
+        "tgkan6t7cjeoksrlzehpehdolv5ht53uabq2llb37nmrk2dnfczd",
+    ),
+    ("生产环境 Secret：0FYbIpV6183CU8vYCdx341i0nRWnya（请勿外传）", "0FYbIpV6183CU8vYCdx341i0nRWnya"),
+    ("le mot de passe du routeur est « Tundra!Nimbus2527 »", "Tundra!Nimbus2527"),
+    ("customer_id,card,exp\n88213,4539018273645121,03/29", "4539018273645121"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"), SECRETS_ROUND_10, ids=[f"round10-secret-{i}" for i in range(len(SECRETS_ROUND_10))]
+)
+def test_round_10_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    out = redact_joined([text], redactor)
+    assert secret not in out, out
