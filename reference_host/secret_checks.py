@@ -21,6 +21,9 @@ import math
 import re
 import string
 from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import yaml
 
 from reference_host import public_material as public
 
@@ -2841,10 +2844,12 @@ _POINTS_ON = re.compile(
     r"(?i)[ \t]*(?:(?:is|are)[ \t]+)?"
     r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows)[ \t.:]*\Z"
 )
+# The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
 _FOREIGN_PASSWORD = re.compile(
-    r"(?i)пароль|密码|口令|パスワード|비밀번호|mot de passe|contraseña|senha|passwort|kennwort"
-    r"|wachtwoord|hasło|salasana|lösenord|passord|adgangskode|heslo|jelszó|şifre|סיסמה|كلمة المرور"
-)  # (the rules' FOREIGN_PASSWORD, for a note's label)
+    yaml.safe_load(Path(__file__).with_name("secret_rules.yaml").read_text(encoding="utf-8"))["defines"][
+        "FOREIGN_PASSWORD"
+    ]
+)
 # A command whose output is a secret: a key file shown, a Secret's password field printed.
 _PRINTS_SECRET = re.compile(
     r"(?:^|[$#>][ \t]*)(?:cat|type|Get-Content)[ \t]+[^\s]*"
