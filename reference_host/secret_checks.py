@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import yaml
+from mnemonic import Mnemonic
 
 from reference_host import public_material as public
 
@@ -776,8 +777,9 @@ def _key_material(c: Candidate) -> bool:
         or _CID.fullmatch(value)
         or _hex_groups(value)
         or _PREFIXED_ID.fullmatch(value)
+        or _TAGGED_DIGEST.fullmatch(value)
     ):
-        return False  # hex, also after a status mark (`git submodule status`'s `+<sha>`)
+        return False  # hex, also after a status mark (`git submodule status`'s `+<sha>`) or tags
     before = c.before
     if public.dotted_id_tail(_token_before(before)):
         return False  # the unique part of a dotted resource id (`ocid1.user.oc1..aaaa…`)
@@ -845,6 +847,11 @@ _IN_PASSWORD_HASH = re.compile(
 )
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
+# A digest under tags (`v3-deps-<sha256>`, `Linux-node-<sha256>`): a cache key or a content-addressed
+# name. Not 32 hex digits, an API key's length (`key-<32 hex>`).
+_TAGGED_DIGEST = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9]{0,15}[-.]){1,4}(?:[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128})"
+)
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
 _ENCRYPTED_MESSAGE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}")
 _SITE_VERIFICATION = re.compile(r"(?i)name=[\"'][^\"']*verif[^\"']*[\"'][ \t]+content=[\"']\Z")
@@ -1551,8 +1558,14 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*
 
 
 def _code_expression(c: Candidate) -> bool:
-    """An identifier the code goes on calling, indexing or reading (`ParseResults(`, `args[0]`)."""
+    """An identifier the code goes on calling, indexing or reading (`ParseResults(`, `args[0]`), or
+    a method's call (`crypto.randomBytes(32)…`: the value is made by the code, not written in it)."""
+    if _MEMBER_CALL.match(c.value) is not None:
+        return True
     return _IDENTIFIER.fullmatch(c.value) is not None and c.after[:1] in ("(", "[", ".")
+
+
+_MEMBER_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+\(")
 
 
 # A declaration with a type between its name and its value: `const TOKEN: &str = "…"`,
@@ -1690,14 +1703,22 @@ def _prose_label(c: Candidate) -> bool:
     label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
     words = label.split()
     named = [i for i, w in enumerate(words) if name_strength(w.strip("()[]'\"`,")) is not None]
-    if not named or not all(_PROSE_WORD.fullmatch(w) for w in words[named[-1] + 1 :]):
+    if not named or not all(_prose_word(w) for w in words[named[-1] + 1 :]):
         return False  # the words after the secret's name are a sentence's, in small letters
     if named[-1] > 0 and words[named[-1] - 1].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
         return False  # `minisign public key: …`: the word before says which key
     return clause_names_secret(label, weak=_random_strict(value))
 
 
-_PROSE_WORD = re.compile(r"[a-z][a-z'-]{0,20}|[A-Z][a-z]{1,20}")
+_PROSE_WORD = re.compile(r"[^\W\d_][\w'-]{0,20}")
+
+
+def _prose_word(word: str) -> bool:
+    """A sentence's word in any language: letters in small case (`for`, `homologação`), capitalized
+    (`Staging`), or of a script without case (`はこちらです`); not a name in capitals or a token."""
+    if _PROSE_WORD.fullmatch(word) is None or any(ch.isdigit() or ch == "_" for ch in word):
+        return False
+    return word == word.lower() or (word[0].isupper() and word[1:] == word[1:].lower() and len(word) > 1)
 
 
 _ELEMENT_NAME = re.compile(r"(?i)name[ \t]*=[ \t]*[\"']([A-Za-z0-9_.:-]+)[\"'][^<>\n]*>\Z")
@@ -2012,6 +2033,8 @@ def _spaced_value(c: Candidate) -> bool:
         return not quoted and _random_strict(core)
     if strength != "strong":
         return False
+    if previous_word(head[: len(head) - len(name)]) in _NOT_A_CREDENTIAL:
+        return False  # `pagination token <cursor>`: the word before says what token
     if (quoted or _dotted_passphrase(core)) and passphrase(core):
         return True
     if _identifier(core) and human_password(core) and core[-1:].isdigit():
@@ -2020,6 +2043,21 @@ def _spaced_value(c: Candidate) -> bool:
 
 
 _SEMVER = re.compile(r"v?[0-9]+(?:\.[0-9]+){1,3}(?:[-+][0-9A-Za-z.-]+)?")
+# Words before a strong name that make it something else than a credential (`pagination token`,
+# `cache key`, `idempotency key`): a position in a listing or a name for data.
+_NOT_A_CREDENTIAL = frozenset(
+    {"pagination", "page", "next", "continuation", "cursor", "sync", "resume", "cache", "cached",
+     "idempotency", "dedup", "dedupe", "partition", "sort", "shard", "lookup", "index", "primary",
+     "foreign", "composite", "unique", "lock", "range", "row", "hash", "map", "dict"}
+)  # fmt: skip
+
+
+def previous_word(text: str) -> str:
+    """The last word of `text`, in small letters ("" when there is none)."""
+    words = text.split()
+    return words[-1].lower() if words else ""
+
+
 _IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by\Z")
 _VALUE_FLAGS = (" --body", " --value", " --data", " -b", "\t--body", "\t--value", "\t--data", "\t-b")
 _SPACED_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:/-")
@@ -2767,6 +2805,22 @@ def _mnemonic(c: Candidate) -> bool:
     return _MNEMONIC_CONTEXT.search(before[before.rfind("\x00") + 1 :]) is not None
 
 
+# BIP-39's English word list, as the `mnemonic` library (Trezor's reference implementation) ships it.
+_BIP39_WORDS = frozenset(Mnemonic("english").wordlist)
+_LINE_REST = re.compile(r"[ \t\"'`.,;]*(?:[\r\n\x00]|\Z)")
+
+
+def _wordlist_mnemonic(c: Candidate) -> bool:
+    """A wallet's mnemonic with no word that says so: a line (or a quoted string) of 12, 15, 18, 21
+    or 24 words, every one in BIP-39's word list; no sentence is made of those words alone."""
+    words = c.value.split()
+    return (
+        len(words) in (12, 15, 18, 21, 24)
+        and all(w in _BIP39_WORDS for w in words)
+        and _LINE_REST.match(c.after) is not None
+    )
+
+
 _GROUPED_CONTEXT = re.compile(
     r"(?i)2fa|totp|otp|mfa|authenticator|app[ -]?password|app-specific|secret|setup key|seed|password|login"
 )
@@ -2858,6 +2912,9 @@ _PRINTS_SECRET = re.compile(
 )
 _MNEMONIC_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}")
 _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
+_UNSPACED_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u3000-\u303f]")
+_LINE_END = re.compile(r"[\"']?[ \t]*\r?(?:[\n\x00]|\Z)")
+_VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
 _UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
@@ -2869,7 +2926,13 @@ def _announced_entry(c: Candidate) -> bool:
     last line names a secret (`password for the old jenkins admin account`, `GitHub org owner TOTP
     secret (backup)`, `contents of config/master.key:`, `… recovery codes`): a note and its value
     stored one after the other. The value is random or a password a person chose."""
+    if _LINE_END.match(c.after) is None:
+        return False  # the value is not all its line holds
+    if len(_UNSPACED_SCRIPT.findall(c.value)) >= 4:
+        return False  # a sentence of a script written without spaces (`…しました。`), not a value
     before = c.before.rstrip(" \t\"'")
+    if before.endswith(":") and _VALUE_LABEL.search(before):
+        before = before[: _VALUE_LABEL.search(before).start()]  # `value: …` under the name's entry
     if not before.endswith("\x00"):
         return False
     previous = before[:-1]
@@ -2993,7 +3056,7 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     with `weak`) that no fact about it follows (`1Password vault` is a vault, `password policy` a
     policy) and no word naming something else comes after."""
     clause = re.split(r"[,.;!?()]", line.rstrip(" \t:=")[-160:])[-1]
-    words = _SPAN_WORDS.findall(clause)[-10:]
+    words = _CLAUSE_WORDS.findall(clause)[-10:]
     cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
     after = ""
     for word in reversed(words[:cut]):
@@ -3006,6 +3069,9 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
         after = lowered
     return False
 
+
+# A clause's words; a name glued by underscores (`HONEYCOMB_API_KEY`) is one word, named as a whole.
+_CLAUSE_WORDS = re.compile(r"[^\W\d_]+(?:_[^\W_]+)+|[^\W\d_]+|[0-9]+")
 
 _PREPOSITIONS = frozenset(
     {
@@ -3178,6 +3244,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "code-span": _code_span,
     "foreign-password": _foreign_password,
     "mnemonic": _mnemonic,
+    "wordlist-mnemonic": _wordlist_mnemonic,
     "grouped-secret": _grouped_secret,
     "byte-array-key": _byte_array_key,
     "login-pair": _login_pair,

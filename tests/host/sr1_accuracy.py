@@ -55,6 +55,7 @@ CORPORA = {
         "sr1-blind-8",
         "sr1-blind-9",
         "sr1-blind-10",
+        "sr1-blind-11",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -946,16 +946,100 @@ def test_oracle_ezconnect_password_is_redacted(redactor: Redactor) -> None:
     assert redact_joined([kept], redactor) == kept
 
 
+# Round 11's structures (after its first grading), as instances written here: a name glued by
+# underscores in prose of any language, a mnemonic with no word that says so, a name alone in one
+# entry and `value: …` in the next; kept: a cursor under `pagination token`, a digest under tags, a
+# value the code makes.
+SECRETS_ROUND_11 = [
+    (
+        "KAKAO_CLIENT_SECRET 값은 다음과 같습니다: 3fa81c0e9d72b4a6c5e1f0d8b2a7",
+        "3fa81c0e9d72b4a6c5e1f0d8b2a7",
+    ),
+    (
+        "Aqui está o DATADOG_API_KEY da produção: 4c1a9e7f2b8d3c6e5f0a1b2c3d4e5f6a",
+        "4c1a9e7f2b8d3c6e5f0a1b2c3d4e5f6a",
+    ),
+    ("Hier ist der INTERNAL_SERVICE_TOKEN für Staging: q8Z3mW0rT5yV2uX7nB4c", "q8Z3mW0rT5yV2uX7nB4c"),
+    (
+        "Here is the ACME_INGEST_API_KEY for staging: acmik_qv7reltbk2ozh9wnacpxu4sdmyfgj8ckwe3tlvbqzrn6hmpduxi",
+        "qv7reltbk2ozh9wnacpxu4sdmyfgj8ckwe3tlvbqzrn6hmpduxi",
+    ),
+    (
+        "faucet wallet, do not lose:\norbit velvet canyon ladder hobby shrimp divert glance pulse ensure mosquito tilt",
+        "orbit velvet canyon ladder hobby shrimp divert glance pulse",
+    ),
+    (
+        "walnut dignity rescue fabric oyster lunar pencil habit ocean tribe verify stumble swallow morning"
+        " cactus elegant noble frozen vessel render spice adapt clump wisdom",
+        "walnut dignity rescue fabric oyster lunar pencil habit",
+    ),
+]
+CLEAN_ROUND_11 = [
+    "pagination token Y3Vyc29yOjEyMzQ1Njc4OTAxMg",
+    "continuation token c2tpcD0yMDAmbGltaXQ9NTA",
+    "cache key: npm-v4-053150b640a7ce75eff69d1a22cae7f0f94ad64ce9a855db544dda0929316519",
+    "restored cache Linux-gradle-v2-053150b640a7ce75eff69d1a22cae7f0f94ad64ce9a855db544dda0929316519",
+    "const token = crypto.randomUUID().replaceAll('-', '');",
+    "let secret = window.crypto.getRandomValues(new Uint8Array(32));",
+    "please ship the build after the review and then tag the release branch today",
+]
+# A sentence in a script written without spaces, as the entry after a note about a secret.
+KEPT_AFTER_A_NOTE_ROUND_11 = [
+    [
+        "Rotated the Mailgun key this morning; the new one is in the vault.",
+        "キーを交換しました。新しい値は1Passwordに保存済みです。",
+    ],
+    [
+        "Rotated the Mailgun key this morning; the new one is in the vault.",
+        "密钥已经轮换，新值保存在Vault里。",
+    ],
+]
+
+
+@pytest.mark.parametrize("parts", KEPT_AFTER_A_NOTE_ROUND_11)
+def test_a_sentence_without_spaces_after_a_note_is_kept(redactor: Redactor, parts: list[str]) -> None:
+    assert redactor.redact_parts(parts) == parts
+
+
+ENTRY_ROUND_11 = [
+    (["GRAFANA_ADMIN_PASSWORD", "value: Juniper-Falcon-83!"], "Juniper-Falcon-83!"),
+    (["PAYMENTS_SIGNING_SECRET", "value: 9xQ2mV7tL4pK8wR3nB6yZ1c"], "9xQ2mV7tL4pK8wR3nB6yZ1c"),
+    (["WEBHOOK_SECRET", "Tq7#rV2m!Lp9xZ4k"], "Tq7#rV2m!Lp9xZ4k"),
+]
+
+
+def test_a_password_under_its_name_two_entries_on_is_redacted(redactor: Redactor) -> None:
+    """Round 11 (after its first grading): a heading, the name alone, then `value: …`."""
+    parts = ["Orion release checklist", "SMTP_RELAY_PASSWORD", "value: k7!Vx2#Qm9pL4tRz"]
+    out = redactor.redact_parts(parts)
+    assert out[:2] == parts[:2] and "k7!Vx2#Qm9pL4tRz" not in out[2], out
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        ["LOG_LEVEL", "value: verbose-debug"],
+        ["RELEASE_TAG", "value: v2.14.3-rc1"],
+        ["DB_HOST", "value: db.internal"],
+    ],
+)
+def test_a_value_under_a_name_that_is_no_secret_is_kept(redactor: Redactor, parts: list[str]) -> None:
+    assert redactor.redact_parts(parts) == parts
+
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
+    (11, SECRETS_ROUND_11),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
-    (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9),
+    (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
 )  # fmt: skip
-_ENTRY_LISTS = ((5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9))
+_ENTRY_LISTS = (
+    (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
+)  # fmt: skip
 
 
 @pytest.mark.parametrize(
