@@ -777,7 +777,7 @@ def _key_material(c: Candidate) -> bool:
         or _CID.fullmatch(value)
         or _hex_groups(value)
         or _PREFIXED_ID.fullmatch(value)
-        or _TAGGED_DIGEST.fullmatch(value)
+        or content_address(value, api_key_length=False)
     ):
         return False  # hex, also after a status mark (`git submodule status`'s `+<sha>`) or tags
     before = c.before
@@ -802,6 +802,10 @@ def _key_material(c: Candidate) -> bool:
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
+    if _DATA_TOKEN_NAME.search(before[-48:]) or _CACHE_KEY.search(c.line_before()):
+        return False  # `"nextPageToken": "…"`, `--starting-token …`, `cache key resolved to …`: data
+    if before.endswith("<") and c.after.startswith("@"):
+        return False  # an email's `Message-ID: <…@host>`
     if _ENCRYPTED_MESSAGE.fullmatch(value) and not _COOKIE_CONTEXT.search(c.line_before() + before[-200:]):
         return False  # `data--iv--tag`, Rails' encrypted credentials at rest (in a cookie: a session)
     if value.startswith(_BASE64_PUBLIC_PEM):
@@ -847,11 +851,13 @@ _IN_PASSWORD_HASH = re.compile(
 )
 # A short capital prefix and hex: a provider's object id (`SM<32 hex>`, `CA<32 hex>`), not a key.
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
-# A digest under tags (`v3-deps-<sha256>`, `Linux-node-<sha256>`): a cache key or a content-addressed
-# name. Not 32 hex digits, an API key's length (`key-<32 hex>`).
-_TAGGED_DIGEST = re.compile(
-    r"(?:[A-Za-z][A-Za-z0-9]{0,15}[-.]){1,4}(?:[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128})"
+# A token or key that is a position in a listing, named so in one identifier just before it
+# (`nextPageToken`, `--starting-token`; in prose, `next key` may be anyone's key).
+_DATA_TOKEN_NAME = re.compile(
+    r"(?i)(?:next|page|pagination|continuation|starting|resume|cursor|sync)[-_]?(?:page[-_]?)?"
+    r"(?:token|key|cursor|marker)[\"']?[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
 )
+_CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
 _ENCRYPTED_MESSAGE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}")
 _SITE_VERIFICATION = re.compile(r"(?i)name=[\"'][^\"']*verif[^\"']*[\"'][ \t]+content=[\"']\Z")
@@ -1098,6 +1104,8 @@ NOT_SECRET_SUFFIXES = frozenset(
      "rotation", "rotate", "created", "updated", "modified", "at", "date", "time", "timestamp",
      "location", "region", "project", "role", "roles", "scope", "scopes", "audience", "issuer",
      "algorithm", "alg", "algo", "cipher", "encoding", "charset", "level", "strength", "complexity",
+     # the value is the secret encrypted (`DB_PASSWORD_ENCRYPTED: AQICAH…`): ciphertext, stored on purpose
+     "encrypted", "ciphertext", "sealed",
      "hash", "hashed", "digest", "checksum", "fingerprint", "mask", "masked", "placeholder", "example",
      "sample", "template", "config", "configuration", "settings", "setting", "options", "option",
      "schema", "spec", "class", "module", "package", "lib", "plugin", "table", "column", "collection",
@@ -1120,6 +1128,8 @@ NOT_SECRET_BEFORE = frozenset(
      "composite", "shard",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
+     # a reference to a Secret object by its name (`existingSecret: reporting-sendgrid`)
+     "existing",
      "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
      # public by design: a publishable key, an anonymous key, a site key, a search-only key
      "publishable", "anon", "site", "search",
@@ -1237,6 +1247,7 @@ _PLACEHOLDER_WORDS = frozenset(
 _PLACEHOLDER_PHRASES = (
     "changeme", "replaceme", "yourpassword", "yoursecret", "yourtoken", "yourapikey", "yourkey", "enteryour",
     "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
+    "generatewith", "generateone", "opensslrand",
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
 _LEFT_OUT = re.compile(r"(?i)(?:^|[-_.+ ])(?:omitted|elided|removed|stripped|truncated)\Z")
@@ -1304,8 +1315,13 @@ def _reference(value: str) -> bool:
     if _DOTTED.fullmatch(value) is None:
         return False
     pieces = [p for p in re.split(r"[.():\"',]+", value) if p]
+    if any(_WORD_AND_YEAR.fullmatch(p) for p in pieces):
+        return False  # `Kimchi2933.Lx`: a word and four digits, as a person makes a password
     wordlike = [_wordlike(p) and _classes(p) < 3 for p in pieces]  # `QEk4` mixes all three: random
     return wordlike[-1] and 2 * sum(wordlike) >= len(pieces)
+
+
+_WORD_AND_YEAR = re.compile(r"[A-Za-z]{3,}[0-9]{4,}")
 
 
 def _path(value: str) -> bool:
@@ -1543,9 +1559,13 @@ _OPTIONAL_MARK = re.compile(r"\?[ \t]*:[ \t]*\Z")
 
 
 def _type_annotation(c: Candidate) -> bool:
+    """`password: String`, `token: Option<&str>`: a type after a name's colon (after `=` a value
+    stands: `wpa_passphrase=Falcon2008!` ends with `!`, as a type may, and is none)."""
     value = c.value
     if _TYPE_EXPRESSION.fullmatch(value) is None:
         return False
+    if value.endswith("!") and "." not in value and c.before.rstrip(" \t").endswith("="):
+        return False  # a value, not a force-unwrapped member (`wpa_passphrase=Falcon2008!`)
     ident = re.match(r"&?(?:mut )?([A-Za-z_][A-Za-z0-9_]*)", value)
     if ident is None or not _all_wordlike(ident.group(1)) or keyish(ident.group(1), 8):
         return False
@@ -1560,12 +1580,13 @@ _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*
 def _code_expression(c: Candidate) -> bool:
     """An identifier the code goes on calling, indexing or reading (`ParseResults(`, `args[0]`), or
     a method's call (`crypto.randomBytes(32)…`: the value is made by the code, not written in it)."""
-    if _MEMBER_CALL.match(c.value) is not None:
+    if _MEMBER_CALL.match(c.value) is not None or _CONSTRUCTOR.match(c.value) is not None:
         return True
     return _IDENTIFIER.fullmatch(c.value) is not None and c.after[:1] in ("(", "[", ".")
 
 
 _MEMBER_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+\(")
+_CONSTRUCTOR = re.compile(r"(?:[A-Z][a-z0-9]+){2,}\(")  # `EncryptedCharField(max_length=255)`
 
 
 # A declaration with a type between its name and its value: `const TOKEN: &str = "…"`,
@@ -1608,6 +1629,12 @@ _ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _FINGERPRINT_NOTATION = re.compile(r"(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}={0,2}\Z")
 _SHELL_ENV = re.compile(r"(?:^|[ \t])(?:-e|--env|--build-arg|export|set|setx)[ \t]+[A-Za-z_][A-Za-z0-9_]*=\Z")
 _LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
+# A line of an environment file or a shell's assignment (`DB_PASSWORD=…`, `export X=…`): values, no code.
+# A name that says password (not key, token or secret), up to its value: `"Password": "`, `psk=`.
+_SAYS_PASSWORD = re.compile(
+    r"(?i)(?:pass(?:word|wd|phrase)?|pwd|psk)[A-Za-z0-9_]*[\"'`]?[ \t]*[:=,][ \t]*[\"'`]?\Z"
+)
+_ENV_LINE = re.compile(r"(?:^|[\n\x00])[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=\Z")
 _SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
 
 
@@ -1658,9 +1685,14 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # a SigV4 header's `Signature=` (one request's HMAC) or scope (the key's id)
     shell = _SHELL_ENV.search(c.before[-200:]) is not None  # `docker run -e NAME=value`: no code there
     real = real_value(value, code=in_code and not shell)
-    if not real and quoted and _identifier(value) and human_password(value):
-        real = True  # `"Velvet470_au"`: a literal spelled like an identifier is a string, not a name
-    if not real and not ((quoted or _dotted_passphrase(value)) and passphrase(value)):
+    literal = quoted or shell or _ENV_LINE.search(c.before[-200:]) is not None
+    if not real and literal and _identifier(value) and human_password(value):
+        real = True  # `"Velvet470_au"`, `DB_PASS=CactusPinguin6437_Ig`: a literal, not a name
+    if not real and literal and lowercase_password(value) and _SAYS_PASSWORD.search(c.before[-80:]):
+        real = True  # `"Password": "napoli_ember2194"`: a password's name, its literal
+    if not real and not (
+        (quoted or _dotted_passphrase(value)) and passphrase(value) and not placeholder(value)
+    ):
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
@@ -1784,6 +1816,9 @@ def placeholder(value: str) -> bool:
     checked and is no secret."""
     if not value or _placeholder_form(value) or masked(value) or _PASSWORD_HASH.fullmatch(value):
         return True
+    words = value.split()
+    if len(words) >= 8 and len(set(words)) <= 2:
+        return True  # `abandon abandon … about`: a word repeated (BIP-39's all-zero test vector), no secret
     if _FORMAT.search(value) and (
         " " in value or _FORMAT_FIELD.search(value) or _NAMED_FORMAT.fullmatch(value)
     ):
@@ -1792,7 +1827,22 @@ def placeholder(value: str) -> bool:
     return variable is not None and _all_wordlike(variable.group(1))
 
 
-_DIGEST_NAMED = re.compile(r"(?:[A-Za-z][A-Za-z0-9.]*-)+(?:[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64})")
+# A digest under tags (`node-modules-Linux-<sha256>`, `v3-deps-<sha256>`): a cache's or an artifact's
+# content address; a versioned one may give it in base64 (`v2-deps-<43 base64>=`), and a key of a
+# namespaced cache its version among the names (`billing-api:v4:931826469349`).
+_DIGEST_NAMED = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9.]*-)+(?P<digest>[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128})"
+    r"|(?:[0-9a-f]{40}|[0-9a-f]{64})(?:-[A-Za-z][A-Za-z0-9.]*)+"
+    r"|(?:[A-Za-z][A-Za-z0-9.]*-)*v[0-9]{1,3}-(?:[A-Za-z][A-Za-z0-9.]*-)*[A-Za-z0-9+/_-]{40,44}={0,2}"
+    r"|[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*(?::[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*)*:v[0-9]{1,3}(?::[A-Za-z0-9_.-]+)+"
+)
+
+
+def content_address(value: str, *, api_key_length: bool = True) -> bool:
+    """A digest under tags, a versioned cache key (`_DIGEST_NAMED`); with `api_key_length` False,
+    not a tagged digest of 32 hex digits (an API key's length: `key-<32 hex>`)."""
+    m = _DIGEST_NAMED.fullmatch(value)
+    return m is not None and (api_key_length or len(m.group("digest") or "") != 32)
 
 
 @_value_cache
@@ -1800,15 +1850,20 @@ def _random_weak_value(value: str) -> bool:
     """A weak name's value (`key`, `salt`, `signature`): random, in one piece (no spaces, no
     `name=value` inside it); hex only as long as a key is (32 digits or more: shorter, it is an
     id or a hash's prefix)."""
-    if any(ch in value for ch in " \t") or "=" in value.rstrip("="):
+    if any(ch in value for ch in " \t") or _NAME_EQUALS.match(value):
+        return False  # (`sha256=<hex>`, `connect.sid=…`: a name and its own value)
+    if _dense_random(value) and not content_address(value):
+        return True  # `wFG(6)Ovy/i:^_y0UP-…=$=…`: random by itself, `=` and all (a WordPress salt)
+    if "=" in value.rstrip("="):
         return False
-    if _DIGEST_NAMED.fullmatch(value):
+    if content_address(value):
         return False  # `node-modules-Linux-<sha256>`: a cache's or an artifact's content address
     if _HEX.fullmatch(value):
         return len(value) >= 32 and _classes(value) >= 2
     return _random_argument(value) or _generated(value)
 
 
+_NAME_EQUALS = re.compile(r"[A-Za-z_.][A-Za-z0-9_.-]{0,60}=[^=]")
 _ROW_KEY = re.compile(r"(?i)'[ \t]+where[ \t]+[A-Za-z_.\"`]+[ \t]*=[ \t]*'([A-Za-z0-9_.:/-]{2,64})'")
 
 
@@ -2441,6 +2496,17 @@ def _password_value(value: str) -> bool:
     return human_password(value) or passphrase(value) or keyish(value, 8) or _dense_random(value)
 
 
+# Small letters in words, glued or joined by `_`, `.` or `-`, then digits (`napoli_ember2194`,
+# `sunsetzephyr8117`): a password a person chose, where a word for password names it (alone, it
+# reads as an identifier or an account's name: `stgdatalake25`).
+_LOWERCASE_PASSWORD = re.compile(r"(?=.{8,40}\Z)[a-z]{3,}(?:[._-]?[a-z]{3,})*[0-9]{2,6}[!@#$%^&*?.]?")
+
+
+def lowercase_password(value: str) -> bool:
+    """Small-letter words then digits: a chosen password where the context names one."""
+    return _LOWERCASE_PASSWORD.fullmatch(value) is not None and not _VERSION.fullmatch(value)
+
+
 @_value_cache
 def _random_strict(value: str) -> bool:
     """Random with no name to vouch for it: a UUID, hex of 32 digits or more with letters and
@@ -2782,7 +2848,17 @@ def _foreign_password(c: Candidate) -> bool:
     value = c.value.rstrip(",.;")
     if len(_CJK.findall(value)) >= 2:
         return False  # a sentence that goes on in Chinese or Japanese (`…は1Passwordの「本番DB」に…`)
-    return not placeholder(value) and (_password_value(value) or _generated(value))
+    if _CJK.sub("", value).lower() in PASSWORD_MANAGERS:
+        return False  # where it is kept (`비밀번호는 1Password 공유 금고에…`), not what it is
+    return not placeholder(value) and (
+        _password_value(value) or _generated(value) or lowercase_password(value)
+    )
+
+
+# Password managers, which prose names as where a password is (`…は1Passwordの…`).
+PASSWORD_MANAGERS = frozenset(
+    {"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "vault"}
+)
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-\uff60]")
@@ -2791,7 +2867,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-
 _MNEMONIC_CONTEXT = re.compile(
     r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|backup words|palabras"
     r"|billetera|cartera"
-    r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase"
+    r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase|助记词|助記詞|シードフレーズ|ニーモニック"
+    r"|니모닉|시드"
 )
 
 
@@ -2799,7 +2876,7 @@ def _mnemonic(c: Candidate) -> bool:
     """A wallet's mnemonic: 12, 15, 18, 21 or 24 lowercase words after a word that says so
     (`MNEMONIC="…"`, `recovery phrase for the test wallet: …`)."""
     words = c.value.split()
-    if len(words) not in (12, 15, 18, 21, 24) or not passphrase(c.value):
+    if len(words) not in (12, 15, 18, 21, 24) or not passphrase(c.value) or placeholder(c.value):
         return False
     before = c.before[-160:]
     return _MNEMONIC_CONTEXT.search(before[before.rfind("\x00") + 1 :]) is not None
@@ -2810,12 +2887,29 @@ _BIP39_WORDS = frozenset(Mnemonic("english").wordlist)
 _LINE_REST = re.compile(r"[ \t\"'`.,;]*(?:[\r\n\x00]|\Z)")
 
 
+_NUMBERED_WORD = re.compile(r"[0-9]{1,2}[.)][ \t]+([a-z]{3,8})")
+
+
+def _numbered_mnemonic(c: Candidate) -> bool:
+    """A mnemonic as a numbered list (`1. estate` … `24. demise`): the numbers count up from 1 and
+    every word is in BIP-39's word list."""
+    words = _NUMBERED_WORD.findall(c.value)
+    numbers = [int(n) for n in re.findall(r"(?m)^[ \t\x00]*([0-9]{1,2})[.)]", c.value.lstrip("\n\x00"))]
+    return (
+        len(words) in (12, 15, 18, 21, 24)
+        and numbers == list(range(1, len(words) + 1))
+        and len(set(words)) > 2
+        and all(w in _BIP39_WORDS for w in words)
+    )
+
+
 def _wordlist_mnemonic(c: Candidate) -> bool:
     """A wallet's mnemonic with no word that says so: a line (or a quoted string) of 12, 15, 18, 21
     or 24 words, every one in BIP-39's word list; no sentence is made of those words alone."""
     words = c.value.split()
     return (
         len(words) in (12, 15, 18, 21, 24)
+        and len(set(words)) > 2  # (`abandon abandon … about`: the all-zero test vector)
         and all(w in _BIP39_WORDS for w in words)
         and _LINE_REST.match(c.after) is not None
     )
@@ -2915,6 +3009,7 @@ _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
 _UNSPACED_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u3000-\u303f]")
 _LINE_END = re.compile(r"[\"']?[ \t]*\r?(?:[\n\x00]|\Z)")
 _VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
+_NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
 _UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
@@ -2937,12 +3032,14 @@ def _announced_entry(c: Candidate) -> bool:
         return False
     previous = before[:-1]
     previous = previous[previous.rfind("\x00") + 1 :].rstrip()
-    label = _ASIDE.sub(" ", previous[previous.rfind("\n") + 1 :])
+    last_line = previous[previous.rfind("\n") + 1 :]
+    label = _ASIDE.sub(" ", last_line)
     printer = _PRINTS_SECRET.search(label)
     if printer is not None:  # `$ cat config/master.key`, `kubectl get secret … '{.data.password}'`
         value = c.value.strip()
         return "\n" not in value and (_random_strict(value) or keyish(value, 10) or human_password(value))
     announces = label.rstrip().endswith(":") or _POINTS_ON.search(label) is not None
+    announces = announces or _NEXT_NOTE.search(last_line) is not None  # `(value in the next note)`
     label = _POINTS_ON.sub("", label).rstrip(" \t:")
     values = [v.strip() for v in c.value.split("\n") if v.strip()]
     if len(values) == 1 and _MNEMONIC_WORDS.fullmatch(values[0]):  # a seed phrase under its note
@@ -3059,11 +3156,12 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     words = _CLAUSE_WORDS.findall(clause)[-10:]
     cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
     after = ""
-    for word in reversed(words[:cut]):
+    for at in range(cut - 1, -1, -1):
+        word = words[at]
         lowered = word.lower()
         strength = name_strength(word)
         if strength is not None and (strength == "strong" or weak) and after not in NOT_SECRET_SUFFIXES:
-            return True
+            return not (at and words[at - 1].lower() in _NOT_A_CREDENTIAL)  # `build cache key … is`
         if lowered in _OTHER_CONTEXT and lowered != "account":
             return False
         after = lowered
@@ -3112,9 +3210,16 @@ def _block_scalar(c: Candidate) -> bool:
 
 
 def _foreign_key(c: Candidate) -> bool:
-    """After a word for a key or a token in another language (`API-Schlüssel: …`): random."""
+    """After a word for a key or a token in another language (`API-Schlüssel: …`): random, or hex
+    of an API key's length (`секрет … — <32 hex>`: the word says what the digits are)."""
     value = c.value.rstrip(",.;")
-    return not placeholder(value) and (_random_secret(value, 16) or _dense_random(value))
+    if placeholder(value) or "://" in value or value.startswith("//"):
+        return False  # (a URL's own rules read the credentials it holds)
+    return (
+        _random_secret(value, 16)
+        or _dense_random(value)
+        or (_HEX.fullmatch(value) is not None and len(value) >= 20)
+    )
 
 
 _CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
@@ -3245,6 +3350,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "foreign-password": _foreign_password,
     "mnemonic": _mnemonic,
     "wordlist-mnemonic": _wordlist_mnemonic,
+    "numbered-mnemonic": _numbered_mnemonic,
     "grouped-secret": _grouped_secret,
     "byte-array-key": _byte_array_key,
     "login-pair": _login_pair,

@@ -1027,15 +1027,96 @@ def test_a_value_under_a_name_that_is_no_secret_is_kept(redactor: Redactor, part
     assert redactor.redact_parts(parts) == parts
 
 
+# Rounds 12 and 12b's structures (after their first gradings), as instances written here: prose in
+# other languages (full-width punctuation ends a value, corner brackets quote one, particles and
+# dashes lead to it, words for password, key and secret), a password a person chose in small
+# letters where a word for password names it, a kickstart root password, SQL Server's `N'…'`, a
+# login then `user / password`, a password with a dot after a word and a year, a WordPress salt with
+# `=` in it, Honeycomb's header, mnemonics labelled in Japanese or numbered a word a line; kept:
+# caches' keys (versioned, namespaced, a digest with its tags, Gradle's and a CI's cache-key lines),
+# references to a Secret object, pagination tokens, a Message-ID, a Solana escrow address, an
+# instruction where a value would be, encrypted values, a model field's constructor, BIP-39's
+# all-zero test vector, a password manager named where a password is kept.
+_SHEET_WORDS = "gadget swamp universe jar oak excuse curtain battle marble sting bleak hurt"
+_NUMBERED_WORDS = "\n".join(f"{i}. {w}" for i, w in enumerate(_SHEET_WORDS.split(" "), 1))
+SECRETS_ROUND_12 = [
+    ("数据库的密码是 Kx9#mQ2v!pL，请勿外传。", "Kx9#mQ2v!pL"),
+    ("테스트 서버 비밀번호는 harbor_maple4821 입니다", "harbor_maple4821"),
+    ("NAS 비번: tundra_river5533", "tundra_river5533"),
+    ("Veritabanı şifresi Kiraz2024!x, kimseyle paylaşma.", "Kiraz2024!x"),
+    ("Het wachtwoord van de router is zebra_plum8842, niet delen.", "zebra_plum8842"),
+    ("DBのパスワードは「Velvet-Orbit-42x」です", "Velvet-Orbit-42x"),
+    (
+        "Заметка: секрет Stripe (прода) — 9f3c2b1a0e8d7c6b5a4f3e2d1c0b9a8f, истекает завтра",
+        "9f3c2b1a0e8d7c6b5a4f3e2d1c0b9a8f",
+    ),
+    (
+        "Te paso la credencial de Mailjet: 7c1e9a3b5d2f4e6a8c0b1d3f5e7a9c2b",
+        "7c1e9a3b5d2f4e6a8c0b1d3f5e7a9c2b",
+    ),
+    ("이 키 쓰시면 됩니다: q7Wz2Lp9Xk4Rv1Ty8Nb3", "q7Wz2Lp9Xk4Rv1Ty8Nb3"),
+    (
+        "项目密钥是 3b8f1c9e7a2d4f6b8c0e1a3d5f7b9c2e，节点地址 https://rpc.example.org/v3/status",
+        "3b8f1c9e7a2d4f6b8c0e1a3d5f7b9c2e",
+    ),
+    (
+        "ウォレットのシードフレーズ：gadget swamp universe jar oak excuse curtain battle marble sting bleak hurt",
+        "gadget swamp universe jar oak excuse curtain",
+    ),
+    ("Recovery sheet, keep offline\n" + _NUMBERED_WORDS, "5. oak"),
+    ('{"Username": "app", "Password": "harbor_maple4821"}', "harbor_maple4821"),
+    ('network={\n    ssid="Office"\n    psk="amber_falcon5527"\n}', "amber_falcon5527"),
+    ("interface=wlan0\nwpa_passphrase=Harbor1999!\nwpa_key_mgmt=WPA-PSK", "Harbor1999!"),
+    ("lang en_US.UTF-8\nrootpw --plaintext Q7!mZ2#kLp9x\nbootloader --location=mbr", "Q7!mZ2#kLp9x"),
+    ("ALTER LOGIN [svc_etl] WITH PASSWORD = N'Quartz77!Lm', CHECK_POLICY = ON;", "Quartz77!Lm"),
+    ("Note: the NAS login is admin / Tk9!vQ2#mXr", "Tk9!vQ2#mXr"),
+    ("password Marlin4417.QZ", "Marlin4417.QZ"),
+    ("bind_pw = Lotus7788.Ka", "Lotus7788.Ka"),
+    (
+        "define('NONCE_SALT', 'Lk#2v(Pz;W8^r!Xm~4@Tn+Yb7$Hc)Ej1&Gu%Fs6*=Dw3_Ra5-Qo0|Vi8<Ze9}q');",
+        "Lk#2v(Pz;W8^r!Xm~4@Tn+Yb7$Hc)Ej1&Gu%Fs6*=Dw3_Ra5-Qo0|Vi8<Ze9}q",
+    ),
+    ("X-Honeycomb-Team: 7fQp2LkZ9wXv3RtY8mNc4b", "7fQp2LkZ9wXv3RtY8mNc4b"),
+]
+CLEAN_ROUND_12 = [
+    'msg="cache miss" key=checkout-api:v3:7f2c9e1a4b6d ttl=300',
+    "Found a cache from build 9912 at v3-deps-Qm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FybHlr=",
+    "# Restoring cache 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b-protected...",
+    "Build cache key for task ':lib:jar' is 8d777f385d3dfec8815d20f7496026dc",
+    '# cache key resolved to npm|"Linux"|Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FybHlrc3Q=',
+    "    existingSecret: payments-postgres-creds",
+    '{"items": [], "nextPageToken": "Cg9mb29iYXJiYXpxdXgxMjM0NTY3ODkwYWJjZGVmZ2hpams"}',
+    "$ aws dynamodb scan --table-name orders --starting-token Zm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FybHlrc3Rv",
+    "Message-ID: <CAJ7xq2Lm9Pz4Rk8Vw3Nb6Tc1Yf5Hd0Gs@mail.example.com>",
+    'escrow = "C8H4v4c2eA6njjgzvWSrCpLdYg3hWSygoVsi4RkUrzjV"',
+    "SESSION_SECRET=generate-with-openssl-rand-hex-32",
+    '"API_TOKEN_ENCRYPTED": "AQICAHhK2pZ9wQ3xL7vN4bT8yR1cF6mJ0sD5gH2kP9qW3eU7iO4aZ1xC8vB5nM2lK6jH"',
+    "    secret_key = EncryptedTextField(blank=True)",
+    '"mnemonic": "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"',
+    "비밀번호는 Bitwarden 공유 폴더에 있습니다.",
+]
+
+
+def test_a_digest_after_a_note_saying_the_next_note_holds_it_is_redacted(redactor: Redactor) -> None:
+    """Round 12 (after its first grading): `(value in the next note)` announces the entry after it."""
+    parts = [
+        "Sentry auth secret for the billing project (value in the next note)",
+        "5e0a8c2f9b7d4e1a3c6f8b0d2e4a6c8f",
+    ]
+    out = redactor.redact_parts(parts)
+    assert out[0] == parts[0] and "5e0a8c2f9b7d4e1a3c6f8b0d2e4a6c8f" not in out[1], out
+
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
-    (11, SECRETS_ROUND_11),
+    (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
+    (12, CLEAN_ROUND_12),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
