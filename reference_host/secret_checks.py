@@ -855,7 +855,7 @@ _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 # (`nextPageToken`, `--starting-token`; in prose, `next key` may be anyone's key).
 _DATA_TOKEN_NAME = re.compile(
     r"(?i)(?:next|page|pagination|continuation|starting|resume|cursor|sync)[-_]?(?:page[-_]?)?"
-    r"(?:token|key|cursor|marker)[\"']?[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
+    r"(?:token|key|cursor|marker)(?:[\"')\]]|[은는은이가は])*[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
 )
 _CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")

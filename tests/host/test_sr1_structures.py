@@ -1077,6 +1077,15 @@ SECRETS_ROUND_12 = [
         "Lk#2v(Pz;W8^r!Xm~4@Tn+Yb7$Hc)Ej1&Gu%Fs6*=Dw3_Ra5-Qo0|Vi8<Ze9}q",
     ),
     ("X-Honeycomb-Team: 7fQp2LkZ9wXv3RtY8mNc4b", "7fQp2LkZ9wXv3RtY8mNc4b"),
+    (
+        "Заметка: токен Mux (стейджа) — 4e8b2c6a0f9d1e3b5a7c, истекает 2026-01-09. Ответственный: Олег.",
+        "4e8b2c6a0f9d1e3b5a7c",
+    ),
+    (
+        "codes.txt\n0a3f9-7bc21\n5d8e2-91f0a\n3c7b4-e6d05\n8f1a2-4c9e7\n2b6d0-a8f31\n9e4c7-15b2d",
+        "5d8e2-91f0a",
+    ),
+    ("Backup codes for ana@example.com\n1. 4821 9930\n2. 1174 5582\n3. 6620 3318\n4. 9043 2271", "1174 5582"),
 ]
 CLEAN_ROUND_12 = [
     'msg="cache miss" key=checkout-api:v3:7f2c9e1a4b6d ttl=300',
@@ -1094,6 +1103,7 @@ CLEAN_ROUND_12 = [
     "    secret_key = EncryptedTextField(blank=True)",
     '"mnemonic": "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"',
     "비밀번호는 Bitwarden 공유 폴더에 있습니다.",
+    "다음 페이지 토큰(nextPageToken)은 Ck9vYmFyX2Jhel9xdXV4LTEyMzQ1Njc4OQ 입니다. 인증 정보는 아닙니다.",
 ]
 
 
