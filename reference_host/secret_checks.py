@@ -806,6 +806,8 @@ def _key_material(c: Candidate) -> bool:
         return False  # `"nextPageToken": "…"`, `--starting-token …`, `cache key resolved to …`: data
     if before.endswith("<") and c.after.startswith("@"):
         return False  # an email's `Message-ID: <…@host>`
+    if _ASSET_EXTENSION.match(c.after) and _HASHED_NAME.fullmatch(value.rsplit("/", 1)[-1]):
+        return False  # a bundler's file named by its content's hash (`chunks/fb0d8c1e-7abeecf4af11e0ee.js`)
     if _ENCRYPTED_MESSAGE.fullmatch(value) and not _COOKIE_CONTEXT.search(c.line_before() + before[-200:]):
         return False  # `data--iv--tag`, Rails' encrypted credentials at rest (in a cookie: a session)
     if value.startswith(_BASE64_PUBLIC_PEM):
@@ -858,6 +860,8 @@ _DATA_TOKEN_NAME = re.compile(
     r"(?:token|key|cursor|marker)(?:[\"')\]]|[은는은이가は])*[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
 )
 _CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
+_ASSET_EXTENSION = re.compile(r"\.(?:m?js|cjs|css|map|wasm|png|jpe?g|svg|gif|webp|ico|woff2?|ttf|html)\b")
+_HASHED_NAME = re.compile(r"(?:[A-Za-z][A-Za-z0-9_]*[-.])*[0-9a-f]{6,}(?:[-.][0-9a-f]{6,})*")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
 _ENCRYPTED_MESSAGE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}--[A-Za-z0-9+/]{8,}={0,2}")
 _SITE_VERIFICATION = re.compile(r"(?i)name=[\"'][^\"']*verif[^\"']*[\"'][ \t]+content=[\"']\Z")

@@ -1104,6 +1104,7 @@ CLEAN_ROUND_12 = [
     '"mnemonic": "abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about"',
     "비밀번호는 Bitwarden 공유 폴더에 있습니다.",
     "다음 페이지 토큰(nextPageToken)은 Ck9vYmFyX2Jhel9xdXV4LTEyMzQ1Njc4OQ 입니다. 인증 정보는 아닙니다.",
+    "  dist/chunks/a9c3e1f0-5b7d2e8c4f6a1b3d.js   12.4 kB │ gzip: 4.1 kB",
 ]
 
 
