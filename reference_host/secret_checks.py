@@ -447,7 +447,8 @@ def _run(c: Candidate) -> bool | str:
     argument (`positional-secret`); else a token pasted after a word that says secret
     (`pasted-secret`); never a public address."""
     if base58_private(c.value):
-        return True  # a wallet's private key (WIF, a Solana secret), whatever the line calls it
+        # a wallet's private key (WIF, a Solana secret), whatever the line calls it, but a signature
+        return _TX_LABEL.search(c.before[-40:]) is None
     if _ETH_ADDRESS.fullmatch(c.value):
         return False  # an account's address (0x and 40 hex digits): public
     if _public_address(c) or c.after.startswith(".onion") or _IN_CIPHERTEXT.search(c.before[-200:]):
@@ -804,8 +805,16 @@ def _key_material(c: Candidate) -> bool:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
     if _DATA_TOKEN_NAME.search(before[-48:]) or _CACHE_KEY.search(c.line_before()):
         return False  # `"nextPageToken": "…"`, `--starting-token …`, `cache key resolved to …`: data
-    if before.endswith("<") and c.after.startswith("@"):
+    if (before.endswith("<") and c.after.startswith("@")) or _MESSAGE_ID.search(c.line_before()):
         return False  # an email's `Message-ID: <…@host>`
+    if _DNS_LABEL_AFTER.match(c.after) and (value.startswith("_") or is_hex(value)):
+        return False  # a DNS name's label (`_<hex>.api.example.com.`: a certificate's validation record)
+    if _CID.fullmatch(value.rsplit("/", 1)[-1]) or _TX_LABEL.search(before[-40:]):
+        return False  # `/ipfs/<CID>`; `Manifest tx: …`, `Tx signature: …`: a transaction's id, public
+    if _under_ciphertext(before) or _SIGNATURE_HEADER.search(c.line_before()):
+        return False  # a SealedSecret's `encryptedData:`; `svix-signature: v1,…`: one request's MAC
+    if "/" in value and all(_ID_SEGMENT.fullmatch(p) for p in value.strip("/").split("/")):
+        return False  # `/2010-04-01/Accounts/AC<hex>/Messages/SM<hex>`: a resource's path of ids
     if _ASSET_EXTENSION.match(c.after) and _HASHED_NAME.fullmatch(value.rsplit("/", 1)[-1]):
         return False  # a bundler's file named by its content's hash (`chunks/fb0d8c1e-7abeecf4af11e0ee.js`)
     if _ENCRYPTED_MESSAGE.fullmatch(value) and not _COOKIE_CONTEXT.search(c.line_before() + before[-200:]):
@@ -860,6 +869,16 @@ _DATA_TOKEN_NAME = re.compile(
     r"(?:token|key|cursor|marker)(?:[\"')\]]|[은는은이가は])*[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
 )
 _CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
+_PAGE_TOKEN = re.compile(
+    r"(?i)(?:next|page|pagination|continuation|cursor)[-_]?(?:page[-_]?)?(?:token|cursor|marker)|페이지|ページ|下一页|分页"
+)
+_MESSAGE_ID = re.compile(r"(?i)(?:message-id|in-reply-to|references)[ \t]*:[^\n]*<[^>\s]*\Z")
+_DNS_LABEL_AFTER = re.compile(r"\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\.?(?![A-Za-z0-9])")
+_TX_LABEL = re.compile(r"(?i)\b(?:tx|txid|transaction|signature)(?:[ _-]?(?:id|hash))?[ \t]*:[ \t]*\Z")
+_SIGNATURE_HEADER = re.compile(r"(?i)[a-z-]*signature[\"']?[ \t]*[:=][ \t]*[\"']?(?:v[0-9]+[,=])?\Z")
+_ID_SEGMENT = re.compile(
+    r"[A-Za-z]+|[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+|[A-Z]{2,4}[0-9a-f]{32}(?:\.[a-z]{2,5})?"
+)
 _ASSET_EXTENSION = re.compile(r"\.(?:m?js|cjs|css|map|wasm|png|jpe?g|svg|gif|webp|ico|woff2?|ttf|html)\b")
 _HASHED_NAME = re.compile(r"(?:[A-Za-z][A-Za-z0-9_]*[-.])*[0-9a-f]{6,}(?:[-.][0-9a-f]{6,})*")
 _IN_CIPHERTEXT = re.compile(r"(?i)(?:enc\(|enc\[|\{cipher\}|ej\[1:|vault:v[0-9]+:)[^\s\"']*\Z")
@@ -1134,6 +1153,8 @@ NOT_SECRET_BEFORE = frozenset(
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
      # a reference to a Secret object by its name (`existingSecret: reporting-sendgrid`)
      "existing",
+     # a test's input or its expected output (`VECTOR_SEED`, `EXPECTED_XPRV`)
+     "vector", "expected",
      "starting", "change", "sync", "resume", "cancellation", "action", "registration", "request",
      # public by design: a publishable key, an anonymous key, a site key, a search-only key
      "publishable", "anon", "site", "search",
@@ -1255,7 +1276,10 @@ _PLACEHOLDER_PHRASES = (
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
 _LEFT_OUT = re.compile(r"(?i)(?:^|[-_.+ ])(?:omitted|elided|removed|stripped|truncated)\Z")
-_MARKED_FAKE = re.compile(r"(?i)(?:^|[-_.])(?:example|sample|dummy|fake|fixture)(?:$|[-_.])")
+_MARKED_FAKE = re.compile(
+    r"(?i)(?:^|[-_.])(?:example|sample|dummy|fake|fixture|votre|ici|aqui|aquí|hier|deine?|ihre?|tuo|tua|seu|sua)"
+    r"(?:$|[-_.])"
+)
 _JOINED_WORDS = re.compile(r"[a-z]+(?:[-_. ][a-z0-9]+)+")
 _PLACEHOLDER_OPENERS = (
     "replacewith", "replace_with", "replace-with", "insert_", "insert-", "your_", "your-", "my_password",
@@ -1638,6 +1662,14 @@ _LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
 _SAYS_PASSWORD = re.compile(
     r"(?i)(?:pass(?:word|wd|phrase)?|pwd|psk)[A-Za-z0-9_]*[\"'`]?[ \t]*[:=,][ \t]*[\"'`]?\Z"
 )
+_NAMES_SIGNING_SECRET = re.compile(r"(?i)key|secret")
+_OTP_NAME = re.compile(r"(?i)totp|otp|mfa|2fa")
+_BASE32_SEED = re.compile(r"[A-Z2-7]{16,64}=*")
+_SAYS_PASSWORD_WORD = re.compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd)\b")
+# A call that reads a secret by its name from a store (`credentials('id')`, `secret("name")`).
+_SECRET_LOOKUP = re.compile(
+    r"(?i)(?<![A-Za-z0-9_.])(?:credentials|get_?secret|secret|secret_?ref|from_?secret|vault)\([ \t]*[\"']\Z"
+)
 _ENV_LINE = re.compile(r"(?:^|[\n\x00])[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=\Z")
 _SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
 
@@ -1700,6 +1732,14 @@ def _assigned_value(c: Candidate) -> bool:
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
+    if _OTP_NAME.search(name) and _BASE32_SEED.fullmatch(value):
+        return True  # `MFA_SEED=IAYWKVPDHBNHKVOC`: a TOTP seed, base32 under a name that says so
+    if name.lower() == "key" and _UUID.fullmatch(value):
+        return False  # `key=<uuid>` in a log: a record's or an object's key, an id
+    if _words(name)[-1:] in (("signature",), ("sig",)) and not _NAMES_SIGNING_SECRET.search(name):
+        return False  # `X-Twilio-Signature: …`, `Tx signature: …`: a signature, made with a secret, not one
+    if value.startswith("--"):
+        return False  # a flag (`"get-token", "--cluster-name"`), not a value
     aside = _TRAILING_ASIDE.search(c.before.rstrip(_ASSIGN_TAIL.replace(")", "")))
     if aside is not None and not _NAMED_OTHER.isdisjoint(_words(aside.group().strip(" ()"))):
         return False  # `the signing key (kid): …`: the aside says it is the key's id
@@ -1731,7 +1771,8 @@ def _prose_label(c: Candidate) -> bool:
     """`passphrase for the key above: <value>`: the label's clause is about a secret (its subject
     holds the secret's word) and the value is random or a password a person chose."""
     value = c.value
-    if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value)):
+    chosen = lowercase_password(value) and _SAYS_PASSWORD_WORD.search(c.before[-120:]) is not None
+    if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value) or chosen):
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
         return False  # an address, a fingerprint, a version
@@ -2682,6 +2723,7 @@ def _webhook(c: Candidate) -> bool:
             and i + 1 < len(pieces)
             and len(pieces[i + 1]) >= 5
             and not (_sequential(piece) or _sequential(pieces[i + 1]))
+            and not (pieces[i + 1][:1].isupper() and plain_word(pieces[i + 1]))  # a page's id and title
         ):
             return True  # an account's number and the hook's own code after it (`/catch/<id>/<code>/`)
         if len(piece) < 6 or piece.startswith("{"):
@@ -2895,13 +2937,14 @@ _NUMBERED_WORD = re.compile(r"[0-9]{1,2}[.)][ \t]+([a-z]{3,8})")
 
 
 def _numbered_mnemonic(c: Candidate) -> bool:
-    """A mnemonic as a numbered list (`1. estate` … `24. demise`): the numbers count up from 1 and
-    every word is in BIP-39's word list."""
-    words = _NUMBERED_WORD.findall(c.value)
-    numbers = [int(n) for n in re.findall(r"(?m)^[ \t\x00]*([0-9]{1,2})[.)]", c.value.lstrip("\n\x00"))]
+    """A mnemonic a word a line (`1. estate` … `24. demise`, or no numbers): the numbers, if any,
+    count up from 1, and every word is in BIP-39's word list."""
+    lines = [ln.strip() for ln in c.value.strip("\n\x00").split("\n")]
+    words = [ln.split()[-1] for ln in lines if ln]
+    numbers = [int(m.group(1)) for ln in lines if (m := re.match(r"([0-9]{1,2})[.)]", ln))]
     return (
         len(words) in (12, 15, 18, 21, 24)
-        and numbers == list(range(1, len(words) + 1))
+        and numbers in ([], list(range(1, len(words) + 1)))
         and len(set(words)) > 2
         and all(w in _BIP39_WORDS for w in words)
     )
@@ -2966,6 +3009,13 @@ _LOGIN_LABEL = re.compile(
 )
 
 
+def _token_around(c: Candidate) -> str:
+    """The whitespace- or quote-delimited token that holds the value (`"cache:v3:user:…"`)."""
+    head = re.search(r"[^\s\"'`]*\Z", c.before).group()
+    tail = re.match(r"[^\s\"'`]*", c.after).group()
+    return head + c.value + tail
+
+
 def _login_pair(c: Candidate) -> bool:
     """`Login: admin / <pw>`, `creds: deploy:<pw>`: a user and a password after a word that says
     login; the password one a person chose or random."""
@@ -2976,6 +3026,8 @@ def _login_pair(c: Candidate) -> bool:
     value = c.value
     if m.group(1).lower() in ("id", "ids", "no", "number", "num"):
         return False  # `account id: <hex>`: an id, not a user and a password
+    if content_address(_token_around(c)):
+        return False  # `cache:v3:user:892:profile:<hex>`: a cache's key, its `user:` a segment
     chosen = human_password(value) or keyish(value, 10) or (passphrase(value) and " " not in value)
     return not placeholder(value) and value != m.group(1) and chosen
 
@@ -3219,6 +3271,8 @@ def _foreign_key(c: Candidate) -> bool:
     value = c.value.rstrip(",.;")
     if placeholder(value) or "://" in value or value.startswith("//"):
         return False  # (a URL's own rules read the credentials it holds)
+    if _PAGE_TOKEN.search(c.line_before()):
+        return False  # `다음 페이지 토큰(nextPageToken)은 …`: a position in a listing
     return (
         _random_secret(value, 16)
         or _dense_random(value)
@@ -3416,12 +3470,22 @@ def _public_value(c: Candidate) -> bool:
     return public.public_client(c.before)
 
 
+_DATE_OR_VERSION = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9:.]+Z?)?"
+    r"|[\^~><=]{1,2}v?[0-9]+(?:\.[0-9x*]+){1,3}(?:-[0-9A-Za-z.]+)?"
+)
+
+
 def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str:
     """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
     check, if it has one, accepts it (a check may answer with the label the finding gets). A
     `keep` rule's span (public material) is judged by its check alone."""
     if not keep and (masked(c.value) or (publishable(c.value) and not _paired_secret(c))):
         return False
+    if not keep and _DATE_OR_VERSION.fullmatch(c.value):
+        return False  # `2024-03-09`, `^4.0.0`: a date or a version range, whatever column or name
+    if not keep and _SECRET_LOOKUP.search(c.before[-40:]):
+        return False  # `credentials('aws-prod-deployer')`: a secret's name in its store, not the secret
     if check is None:
         return True
     verdict = CHECKS[check](c)

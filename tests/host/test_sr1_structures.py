@@ -1118,16 +1118,69 @@ def test_a_digest_after_a_note_saying_the_next_note_holds_it_is_redacted(redacto
     assert out[0] == parts[0] and "5e0a8c2f9b7d4e1a3c6f8b0d2e4a6c8f" not in out[1], out
 
 
+# Round 13's structures (after its first grading), as instances written here: a label of Chinese
+# words and a full-width comma before its colon, a parenthesis before a verb, recovery codes after a
+# blank line or as a checklist, a seed phrase a word a line without numbers, a password a person
+# chose in small letters after a prose label, Poetry's credentials, a TOTP seed in base32; kept: a
+# certificate's DNS validation record, a record's key that is a UUID, signatures (a header's, a
+# transaction's), a secret's name read from a store, a flag, dates and version ranges, placeholders in
+# French or German, a wiki page's id and title, a CID, a Message-ID, a resource's path of ids, a
+# test vector's input.
+_LIST_WORDS = "orbit velvet canyon ladder hobby shrimp divert glance pulse ensure mosquito tilt"
+SECRETS_ROUND_13 = [
+    (
+        "Mailgun 密钥已经轮换，新的生产环境用这个：3c9e1a7b5d2f4e6a8c0b1d3f5e7a9c2b4d",
+        "3c9e1a7b5d2f4e6a8c0b1d3f5e7a9c2b4d",
+    ),
+    (
+        "内部 API 的令牌（预发）是 7a1c3e5b9d2f4a6c8e0b1d3f5a7c9e2b4d6f8a0c，请勿提交。",
+        "7a1c3e5b9d2f4a6c8e0b1d3f5a7c9e2b4d6f8a0c",
+    ),
+    (
+        "Okta recovery codes for ops@example.com (made 2025-01-02)\n\n4821 9930\n1174 5582\n6620 3318",
+        "1174 5582",
+    ),
+    (
+        "## backup codes\n- [ ] `0a3f9-7bc21`\n- [ ] `5d8e2-91f0a`\n- [ ] `3c7b4-e6d05`\n- [ ] `8f1a2-4c9e7`"
+        "\n- [ ] `2b6d0-a8f31`\n- [ ] `9e4c7-15b2d`",
+        "5d8e2-91f0a",
+    ),
+    ("wallet words\n" + "\n".join(_LIST_WORDS.split(" ")), "shrimp\ndivert"),
+    (
+        "here's the Grafana password for staging: lantern-copper-drift-falcon71 — rotate it Monday",
+        "lantern-copper-drift-falcon71",
+    ),
+    ("poetry config http-basic.internal ci 'Zq8.vT3mL9xW'", "Zq8.vT3mL9xW"),
+    ("MFA_SEED=JBSWY3DPEHPK3PXPQRSTUV", "JBSWY3DPEHPK3PXPQRSTUV"),
+]
+CLEAN_ROUND_13 = [
+    '"resource_record_name": "_4c1e9a7b5d2f3e6a8c0b1d3f5e7a9c2b.api.example.org.",',
+    "partition=4 offset=1022 key=3f9a2c7e-5b1d-4e8a-9c6f-0a2b4d6e8f10 value=eyJldmVudCI6ICJjbGljayJ9",
+    "svix-signature: v1,Qm9vYmFyYmF6cXV4cXV1eGNvcmdlZ3JhdWx0Z2FybHk=",
+    "X-Twilio-Signature: Qm9vYmFyYmF6cXV4cXV1eGM=",
+    "Tx signature: 4mvk3AV95GEG2hcdwM9kwkQVVnfa3vHcNtBGFGn3LHS1sCF9bZdx5Fa2UZXhqRxXRhXxHnAwAJqHjxe5YYfTmSKV",
+    "    DEPLOY_CREDS = credentials('gcp-prod-deployer')",
+    '  args: ["eks", "get-token", "--cluster-name", "harbor", "--region", "eu-west-1"]',
+    '        "js-tokens": "^4.0.0",',
+    "| STRIPE_SECRET_KEY | `sk_live_****` | 2025-04-01 |",
+    "export OPENAI_API_KEY=votre-clé-ici",
+    "Runbook: https://wiki.example.org/spaces/OPS/pages/731864202/Failover",
+    "- legacy: /ipfs/QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG",
+    "Message-ID: <CA+Km4uFoa_1Py0mWnR6XfTJQRml3tfVgzhgcl==HR9B25@mail.example.com>",
+    '"uri": "/2010-04-01/Accounts/AC0f1e2d3c4b5a69788796a5b4c3d2e1f0/Calls/CA1f2e3d4c5b6a79808f9e8d7c6b5a4f3e.json"',
+    'VECTOR_SEED = "5e3a8c1f9b7d2e4a6c8f0b1d3e5a7c9f2b4d6e8a0c1f3b5d7e9a2c4f6b8d0e1a"',
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
-    (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12),
+    (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
-    (12, CLEAN_ROUND_12),
+    (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
