@@ -811,6 +811,10 @@ def _key_material(c: Candidate) -> bool:
         return False  # a DNS name's label (`_<hex>.api.example.com.`: a certificate's validation record)
     if _CID.fullmatch(value.rsplit("/", 1)[-1]) or _TX_LABEL.search(before[-40:]):
         return False  # `/ipfs/<CID>`; `Manifest tx: …`, `Tx signature: …`: a transaction's id, public
+    if value.startswith("AQICAH") or _CIPHERTEXT_WORDS.search(c.line_before()):
+        return False  # AWS KMS's ciphertext blob (its header in base64); ciphertext the line names
+    if _ULID.fullmatch(value):
+        return False  # a ULID: a sortable id, its first characters a timestamp
     if _under_ciphertext(before) or _SIGNATURE_HEADER.search(c.line_before()):
         return False  # a SealedSecret's `encryptedData:`; `svix-signature: v1,…`: one request's MAC
     if "/" in value and all(_ID_SEGMENT.fullmatch(p) for p in value.strip("/").split("/")):
@@ -872,6 +876,8 @@ _CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
 _PAGE_TOKEN = re.compile(
     r"(?i)(?:next|page|pagination|continuation|cursor)[-_]?(?:page[-_]?)?(?:token|cursor|marker)|페이지|ページ|下一页|分页"
 )
+_CIPHERTEXT_WORDS = re.compile(r"(?i)ciphertext|encrypted[ \t]+with|sops:|\$ANSIBLE_VAULT")
+_ULID = re.compile(r"0[0-7][0-9A-HJKMNP-TV-Z]{24}")
 _MESSAGE_ID = re.compile(r"(?i)(?:message-id|in-reply-to|references)[ \t]*:[^\n]*<[^>\s]*\Z")
 _DNS_LABEL_AFTER = re.compile(r"\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\.?(?![A-Za-z0-9])")
 _TX_LABEL = re.compile(r"(?i)\b(?:tx|txid|transaction|signature)(?:[ _-]?(?:id|hash))?[ \t]*:[ \t]*\Z")
@@ -1369,6 +1375,8 @@ def real_value(value: str, *, code: bool = True) -> bool:
         return False
     if _ETH_ADDRESS.fullmatch(value):
         return False  # an account's address (0x and 40 hex digits): public
+    if code and _REFERENCE_START.match(value) and _DOTTED.fullmatch(value):
+        return False  # `process.env.SMTP_PASSWORD`: code that reads a value (its capitals look random)
     if _dense_random(value):
         return True  # `(4*8n!o(co8aci#v4hi%t$…`: random by itself, whatever it starts with
     if _WORDS_ONLY.fullmatch(value) or _identifier(value) or _code_start(value) or _names_a_secret(value):
@@ -1726,9 +1734,8 @@ def _assigned_value(c: Candidate) -> bool:
         real = True  # `"Velvet470_au"`, `DB_PASS=CactusPinguin6437_Ig`: a literal, not a name
     if not real and literal and lowercase_password(value) and _SAYS_PASSWORD.search(c.before[-80:]):
         real = True  # `"Password": "napoli_ember2194"`: a password's name, its literal
-    if not real and not (
-        (quoted or _dotted_passphrase(value)) and passphrase(value) and not placeholder(value)
-    ):
+    dotted = _dotted_passphrase(value) and not _REFERENCE_START.match(value)  # (`process.env.X`: code)
+    if not real and not ((quoted or dotted) and passphrase(value) and not placeholder(value)):
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
@@ -1877,7 +1884,7 @@ def placeholder(value: str) -> bool:
 # namespaced cache its version among the names (`billing-api:v4:931826469349`).
 _DIGEST_NAMED = re.compile(
     r"(?:[A-Za-z][A-Za-z0-9.]*-)+(?P<digest>[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9a-f]{128})"
-    r"|(?:[0-9a-f]{40}|[0-9a-f]{64})(?:-[A-Za-z][A-Za-z0-9.]*)+"
+    r"|(?:[A-Za-z][A-Za-z0-9.]*-)*(?:[0-9a-f]{40}|[0-9a-f]{64})(?:-[A-Za-z][A-Za-z0-9.]*)+"
     r"|(?:[A-Za-z][A-Za-z0-9.]*-)*v[0-9]{1,3}-(?:[A-Za-z][A-Za-z0-9.]*-)*[A-Za-z0-9+/_-]{40,44}={0,2}"
     r"|[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*(?::[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)*)*:v[0-9]{1,3}(?::[A-Za-z0-9_.-]+)+"
 )
@@ -2914,7 +2921,7 @@ _MNEMONIC_CONTEXT = re.compile(
     r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|backup words|palabras"
     r"|billetera|cartera"
     r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase|助记词|助記詞|シードフレーズ|ニーモニック"
-    r"|니모닉|시드"
+    r"|니모닉|시드|복구 ?문구|khôi phục|cụm từ"
 )
 
 
@@ -2922,8 +2929,10 @@ def _mnemonic(c: Candidate) -> bool:
     """A wallet's mnemonic: 12, 15, 18, 21 or 24 lowercase words after a word that says so
     (`MNEMONIC="…"`, `recovery phrase for the test wallet: …`)."""
     words = c.value.split()
-    if len(words) not in (12, 15, 18, 21, 24) or not passphrase(c.value) or placeholder(c.value):
+    if len(words) not in (12, 15, 18, 21, 24) or len(set(words)) <= 2:
         return False
+    if not all(w in _BIP39_WORDS for w in words) and (not passphrase(c.value) or placeholder(c.value)):
+        return False  # (BIP-39 has `replace` and `change`, which say placeholder elsewhere)
     before = c.before[-160:]
     return _MNEMONIC_CONTEXT.search(before[before.rfind("\x00") + 1 :]) is not None
 
@@ -2939,9 +2948,8 @@ _NUMBERED_WORD = re.compile(r"[0-9]{1,2}[.)][ \t]+([a-z]{3,8})")
 def _numbered_mnemonic(c: Candidate) -> bool:
     """A mnemonic a word a line (`1. estate` … `24. demise`, or no numbers): the numbers, if any,
     count up from 1, and every word is in BIP-39's word list."""
-    lines = [ln.strip() for ln in c.value.strip("\n\x00").split("\n")]
-    words = [ln.split()[-1] for ln in lines if ln]
-    numbers = [int(m.group(1)) for ln in lines if (m := re.match(r"([0-9]{1,2})[.)]", ln))]
+    words = _LOWER_WORDS.findall(c.value)
+    numbers = [int(n) for n in re.findall(r"(?<![0-9])([0-9]{1,2})[.)]", c.value)]
     return (
         len(words) in (12, 15, 18, 21, 24)
         and numbers in ([], list(range(1, len(words) + 1)))
@@ -3470,6 +3478,8 @@ def _public_value(c: Candidate) -> bool:
     return public.public_client(c.before)
 
 
+_MNEMONIC_CHECKS = frozenset({"mnemonic", "wordlist-mnemonic", "numbered-mnemonic"})
+_LOWER_WORDS = re.compile(r"[a-z]+")
 _DATE_OR_VERSION = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:[T ][0-9:.]+Z?)?"
     r"|[\^~><=]{1,2}v?[0-9]+(?:\.[0-9x*]+){1,3}(?:-[0-9A-Za-z.]+)?"
@@ -3480,7 +3490,8 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
     """A rule's finding stands: its value is no placeholder (masked, repeated, counted) and its
     check, if it has one, accepts it (a check may answer with the label the finding gets). A
     `keep` rule's span (public material) is judged by its check alone."""
-    if not keep and (masked(c.value) or (publishable(c.value) and not _paired_secret(c))):
+    bip39 = check in _MNEMONIC_CHECKS and all(w in _BIP39_WORDS for w in _LOWER_WORDS.findall(c.value))
+    if not keep and not bip39 and (masked(c.value) or (publishable(c.value) and not _paired_secret(c))):
         return False
     if not keep and _DATE_OR_VERSION.fullmatch(c.value):
         return False  # `2024-03-09`, `^4.0.0`: a date or a version range, whatever column or name

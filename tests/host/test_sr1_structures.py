@@ -1171,16 +1171,49 @@ CLEAN_ROUND_13 = [
     'VECTOR_SEED = "5e3a8c1f9b7d2e4a6c8f0b1d3e5a7c9f2b4d6e8a0c1f3b5d7e9a2c4f6b8d0e1a"',
 ]
 
+# Round 14's structures (after its first grading), as instances written here: Vietnamese, Hindi and
+# Indonesian words for password and key, a recovery phrase with BIP-39's `replace` and `change` in
+# it, labelled in Korean or Vietnamese, a phrase wrapped over two lines; kept: a cache's key with its
+# digest between tags, KMS ciphertext, a ULID, code that reads an environment variable.
+SECRETS_ROUND_14 = [
+    ("Mật khẩu máy chủ là Harbor2031!moss nhé.", "Harbor2031!moss"),
+    ("Khóa Mailjet cho production là Qz7vT2mL9xW4pK8r , đừng đưa lên git.", "Qz7vT2mL9xW4pK8r"),
+    (
+        "Jenkins का नया टोकन: 5c2e8a1f9b7d3e6a0c4f2b8d1e7a9c3f5b6d0e2a",
+        "5c2e8a1f9b7d3e6a0c4f2b8d1e7a9c3f5b6d0e2a",
+    ),
+    ("Kata sandi VPN kantor: Melati2029#xr", "Melati2029#xr"),
+    (
+        "recovery phrase: replace orbit velvet canyon change hobby shrimp divert glance pulse ensure tilt",
+        "velvet canyon change hobby",
+    ),
+    (
+        "지갑 복구 문구입니다: gadget swamp universe jar oak excuse curtain battle marble sting bleak hurt",
+        "universe jar oak excuse",
+    ),
+    (
+        "gadget swamp universe jar oak excuse\ncurtain battle marble sting bleak hurt",
+        "curtain battle marble",
+    ),
+]
+CLEAN_ROUND_14 = [
+    "Restoring cache for key: yarn-3a7f9c2e1b5d8f4a6c0e2b9d7f1a3c5e8b0d2f4a-protected",
+    "ciphertext blob: AQICAHhK2pZ9wQ3xL7vN4bT8yR1cF6mJ0sD5gH2kP9qW3eU7iO4aZ1xC8vB5nM2lK6jH3gF4dS5aQ",
+    "01HX62CPRND2GR6QA825XY79EG",
+    "const pass = process.env.SMTP_PASS;",
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
+    (14, SECRETS_ROUND_14),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
-    (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13),
+    (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
