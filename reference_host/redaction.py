@@ -32,7 +32,15 @@ from itertools import accumulate
 
 import re2
 
-from reference_host.secret_checks import all_wordlike, is_hex, keyish, looks_random, mostly_words, plain_word
+from reference_host.secret_checks import (
+    all_wordlike,
+    is_hex,
+    keyish,
+    looks_random,
+    mostly_words,
+    plain_word,
+    sortable_id,
+)
 from reference_host.secret_scan import RULES, Finding, Offsets, Rule, Scanner
 
 __all__ = ["RULES", "Finding", "Redactor", "looks_random", "redact_joined", "redact_parts"]
@@ -109,8 +117,8 @@ def _worth_gluing(joined: str, a: int, b: int) -> bool:
         return False  # base64's padding closes its token: what follows the break is not its rest
     if _NEW_FIELD.match(joined, b):  # `REGION=eu-west-1`, `aws_secret_access_key: ...`: a new field
         return False
-    if _TYPED_ID.fullmatch(right.group()):
-        return False  # a typed id starts the next line (`subnet-0840f285…` | `i-0702…`): a table's row
+    if _TYPED_ID.fullmatch(right.group()) or sortable_id(right.group()) or sortable_id(left.group()):
+        return False  # a typed id or a ULID starts the next line (`subnet-0840f285…`): a table's row
     return not (plain_word(left.group().rstrip(".,")) and plain_word(right.group().rstrip(".,")))
 
 

@@ -449,8 +449,8 @@ def _run(c: Candidate) -> bool | str:
     if base58_private(c.value):
         # a wallet's private key (WIF, a Solana secret), whatever the line calls it, but a signature
         return _TX_LABEL.search(c.before[-40:]) is None
-    if _ETH_ADDRESS.fullmatch(c.value):
-        return False  # an account's address (0x and 40 hex digits): public
+    if _ETH_ADDRESS.fullmatch(c.value) or _ULID.fullmatch(c.value):
+        return False  # an account's address (0x and 40 hex digits): public; a ULID, a sortable id
     if _public_address(c) or c.after.startswith(".onion") or _IN_CIPHERTEXT.search(c.before[-200:]):
         return False  # an address, or ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     if _in_secret_manifest(c) and not placeholder(c.value):
@@ -813,8 +813,6 @@ def _key_material(c: Candidate) -> bool:
         return False  # `/ipfs/<CID>`; `Manifest tx: …`, `Tx signature: …`: a transaction's id, public
     if value.startswith("AQICAH") or _CIPHERTEXT_WORDS.search(c.line_before()):
         return False  # AWS KMS's ciphertext blob (its header in base64); ciphertext the line names
-    if _ULID.fullmatch(value):
-        return False  # a ULID: a sortable id, its first characters a timestamp
     if _under_ciphertext(before) or _SIGNATURE_HEADER.search(c.line_before()):
         return False  # a SealedSecret's `encryptedData:`; `svix-signature: v1,…`: one request's MAC
     if "/" in value and all(_ID_SEGMENT.fullmatch(p) for p in value.strip("/").split("/")):
@@ -878,6 +876,13 @@ _PAGE_TOKEN = re.compile(
 )
 _CIPHERTEXT_WORDS = re.compile(r"(?i)ciphertext|encrypted[ \t]+with|sops:|\$ANSIBLE_VAULT")
 _ULID = re.compile(r"0[0-7][0-9A-HJKMNP-TV-Z]{24}")
+
+
+def sortable_id(value: str) -> bool:
+    """A ULID: 26 characters of Crockford's base32, the first ten a millisecond timestamp."""
+    return _ULID.fullmatch(value) is not None
+
+
 _MESSAGE_ID = re.compile(r"(?i)(?:message-id|in-reply-to|references)[ \t]*:[^\n]*<[^>\s]*\Z")
 _DNS_LABEL_AFTER = re.compile(r"\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\.?(?![A-Za-z0-9])")
 _TX_LABEL = re.compile(r"(?i)\b(?:tx|txid|transaction|signature)(?:[ _-]?(?:id|hash))?[ \t]*:[ \t]*\Z")
@@ -3116,6 +3121,8 @@ def _announced_entry(c: Candidate) -> bool:
     ):
         return False  # a path, a URL, a row or an assignment is not a value kept for later
     digest = len(values) == 1 and is_hex(values[0]) and len(values[0]) in (32, 40, 64, 96, 128)
+    if values and all(_ULID.fullmatch(v) for v in values):
+        return False  # ULIDs (sortable ids, their first characters a timestamp), not values kept for later
     if digest and not announces:
         return False  # a digest's length: a key only where the note before announces it (`…:`)
     if len(values) > 1:

@@ -56,6 +56,7 @@ CORPORA = {
         "sr1-blind-9",
         "sr1-blind-10",
         "sr1-blind-11",
+        "sr1-blind-14",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -111,6 +111,12 @@ KNOWN_BELOW = {
     ("sr1-blind-10", "secret:bip39-seed-phrase"),
     ("sr1-blind-10", "secret:wifi-psk"),
     ("sr1-blind-10", "clean:content-digest-sha256"),
+    # a password in a Markdown table's cell whose column is `Key`; base64 of Portuguese text and of an
+    # icon's bytes, which look like key material
+    ("sr1-blind-14", "secret:password-env-config"),
+    # a grader artifact: the private key printed right after its public key shares its first characters
+    ("sr1-blind-14", "secret:openssh-private-key"),
+    ("sr1-blind-14", "clean:base64-ordinary-data"),
 }
 
 
@@ -143,6 +149,7 @@ SIZES = {
     "sr1-blind-9": (200, 35, 790, 320),
     "sr1-blind-10": (170, 40, 740, 320),
     "sr1-blind-11": (150, 40, 632, 320),
+    "sr1-blind-14": (160, 40, 562, 320),
 }
 
 
