@@ -1792,7 +1792,7 @@ def _prose_label(c: Candidate) -> bool:
     label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
     words = label.split()
     named = [i for i, w in enumerate(words) if name_strength(w.strip("()[]'\"`,")) is not None]
-    if not named or not all(_prose_word(w) for w in words[named[-1] + 1 :]):
+    if not named or not all(_prose_word(w.strip("()[]")) for w in words[named[-1] + 1 :]):
         return False  # the words after the secret's name are a sentence's, in small letters
     if named[-1] > 0 and words[named[-1] - 1].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
         return False  # `minisign public key: …`: the word before says which key
@@ -2926,7 +2926,7 @@ _MNEMONIC_CONTEXT = re.compile(
     r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|backup words|palabras"
     r"|billetera|cartera"
     r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase|助记词|助記詞|シードフレーズ|ニーモニック"
-    r"|니모닉|시드|복구 ?문구|khôi phục|cụm từ"
+    r"|니모닉|시드|복구 ?문구|복구 ?구문|khôi phục|cụm từ"
 )
 
 

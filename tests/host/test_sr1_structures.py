@@ -1204,12 +1204,24 @@ CLEAN_ROUND_14 = [
     "const pass = process.env.SMTP_PASS;",
 ]
 
+# Round 15's structures (after its first grading), as instances written here: a verb before a value
+# is a word of its own (never the `er` of `service`), `mdp`, a recovery phrase labelled `복구 구문`.
+SECRETS_ROUND_15 = [
+    ("usuario deploy, contraseña vQ+mT-@R%kLbN_zx (service)", "vQ+mT-@R%kLbN_zx"),
+    ("identifiant admin, mdp : Quartz2024!vx (SMTP)", "Quartz2024!vx"),
+    ("rede Escritorio_5G, senha harbor-lantern-ticket41", "harbor-lantern-ticket41"),
+    (
+        "지갑 복구 구문: gadget swamp universe jar oak excuse curtain battle marble sting bleak hurt",
+        "universe jar oak excuse",
+    ),
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
-    (14, SECRETS_ROUND_14),
+    (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
