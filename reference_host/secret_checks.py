@@ -866,14 +866,15 @@ _IN_PASSWORD_HASH = re.compile(
 _PREFIXED_ID = re.compile(r"[A-Z]{2,4}[0-9a-f]{32}")
 # A token or key that is a position in a listing, named so in one identifier just before it
 # (`nextPageToken`, `--starting-token`; in prose, `next key` may be anyone's key).
+_PAGING_NAME = (
+    r"(?:next|page|pagination|continuation|starting|resume|cursor|sync)[-_]?(?:page[-_]?)?"
+    r"(?:token|key|cursor|marker)"
+)
 _DATA_TOKEN_NAME = re.compile(
-    r"(?i)(?:next|page|pagination|continuation|starting|resume|cursor|sync)[-_]?(?:page[-_]?)?"
-    r"(?:token|key|cursor|marker)(?:[\"')\]]|[은는은이가は])*[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
+    rf"(?i){_PAGING_NAME}(?:[\"')\]]|[은는은이가は])*[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
 )
 _CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
-_PAGE_TOKEN = re.compile(
-    r"(?i)(?:next|page|pagination|continuation|cursor)[-_]?(?:page[-_]?)?(?:token|cursor|marker)|페이지|ページ|下一页|分页"
-)
+_PAGE_TOKEN = re.compile(rf"(?i){_PAGING_NAME}|페이지|ページ|下一页|分页")
 _CIPHERTEXT_WORDS = re.compile(r"(?i)ciphertext|encrypted[ \t]+with|sops:|\$ANSIBLE_VAULT")
 _ULID = re.compile(r"0[0-7][0-9A-HJKMNP-TV-Z]{24}")
 
