@@ -554,6 +554,8 @@ def _django_key(c: Candidate) -> bool:
     key = c.value.removeprefix("django-insecure-")
     if c.before[-1:] in _DJANGO_CHARS or c.after[:1] in _DJANGO_CHARS:
         return False
+    if re.match(r"[a-z_]{3,}=[0-9a-f]{7,}\)?\Z", key):
+        return False  # `revision=<sha1>)`: a field and its hex value, not a key of 50 symbols
     symbols = sum(ch in "!@#$%^&*(=+)" for ch in key)
     digits = sum(ch.isdigit() for ch in key)
     return symbols >= 2 and digits >= 4 and sum(ch.isalpha() for ch in key) >= 15 and _entropy(key) > 4.0
@@ -1624,10 +1626,14 @@ def _code_expression(c: Candidate) -> bool:
     a method's call (`crypto.randomBytes(32)…`: the value is made by the code, not written in it)."""
     if _MEMBER_CALL.match(c.value) is not None or _CONSTRUCTOR.match(c.value) is not None:
         return True
-    return _IDENTIFIER.fullmatch(c.value) is not None and c.after[:1] in ("(", "[", ".")
+    if _OPTIONAL_CHAIN.fullmatch(c.value) is not None and c.after[:1] in ("(", "["):
+        return True  # `req.headers.authorization?.split(' ')`
+    member = c.after[:1] == "." and (c.after[1:2].isalpha() or c.after[1:2] == "_")  # not a full stop
+    return _IDENTIFIER.fullmatch(c.value) is not None and (c.after[:1] in ("(", "[") or member)
 
 
 _MEMBER_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+\(")
+_OPTIONAL_CHAIN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)+")
 _CONSTRUCTOR = re.compile(r"(?:[A-Z][a-z0-9]+){2,}\(")  # `EncryptedCharField(max_length=255)`
 
 

@@ -1216,17 +1216,35 @@ SECRETS_ROUND_15 = [
     ),
 ]
 
+# Round 16's structures (after its first grading), as instances written here: a value at the end of a
+# sentence (its full stop is no member access); kept: an optional chain's call, a field and its hex
+# in a build's version line.
+SECRETS_ROUND_16 = [
+    (
+        "Hallo, für den Deploy braucht ihr: NETLIFY_AUTH_TOKEN = Qm7vT2xL9pK4wR8nB3cZ. Danke!",
+        "Qm7vT2xL9pK4wR8nB3cZ",
+    ),
+    (
+        "Cześć, konfiguracja: SENTRY_AUTH_TOKEN = b7e2c9a1f4d8e3b6a0c5f2d9e1b4a7c3. Dzięki.",
+        "b7e2c9a1f4d8e3b6a0c5f2d9e1b4a7c3",
+    ),
+]
+CLEAN_ROUND_16 = [
+    "const token = req.headers.authorization?.split(' ')[1];",
+    "go version go1.22.4 linux/arm64 (vcs.revision=9c1e4a7b2d5f8e0a3c6b9d2e5f8a1b4c7d0e3f6a)",
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
-    (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15),
+    (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
-    (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14),
+    (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
