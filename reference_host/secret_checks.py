@@ -28,6 +28,9 @@ from mnemonic import Mnemonic
 
 from reference_host import public_material as public
 
+# The rules file, read once: some checks use its words (defines and gates) rather than keep copies.
+_RULES_DOCUMENT = yaml.safe_load(Path(__file__).with_name("secret_rules.yaml").read_text(encoding="utf-8"))
+
 __all__ = [
     "AFTER_CHARS",
     "BEFORE_CHARS",
@@ -1677,19 +1680,19 @@ _ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _FINGERPRINT_NOTATION = re.compile(r"(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}={0,2}\Z")
 _SHELL_ENV = re.compile(r"(?:^|[ \t])(?:-e|--env|--build-arg|export|set|setx)[ \t]+[A-Za-z_][A-Za-z0-9_]*=\Z")
 _LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
-# A line of an environment file or a shell's assignment (`DB_PASSWORD=…`, `export X=…`): values, no code.
-# A name that says password (not key, token or secret), up to its value: `"Password": "`, `psk=`.
-_SAYS_PASSWORD = re.compile(
-    r"(?i)(?:pass(?:word|wd|phrase)?|pwd|psk)[A-Za-z0-9_]*[\"'`]?[ \t]*[:=,][ \t]*[\"'`]?\Z"
-)
+# A word that says password (not key, token or secret); as a name up to its value (`"Password": "`,
+# `psk=`), and as a word of a sentence.
+_PASSWORD_WORD = r"(?:pass(?:word|wd|phrase)?|pwd)"
+_SAYS_PASSWORD = re.compile(rf"(?i)(?:{_PASSWORD_WORD}|psk)[A-Za-z0-9_]*[\"'`]?[ \t]*[:=,][ \t]*[\"'`]?\Z")
 _NAMES_SIGNING_SECRET = re.compile(r"(?i)key|secret")
 _OTP_NAME = re.compile(r"(?i)totp|otp|mfa|2fa")
 _BASE32_SEED = re.compile(r"[A-Z2-7]{16,64}=*")
-_SAYS_PASSWORD_WORD = re.compile(r"(?i)\b(?:pass(?:word|wd|phrase)?|pwd)\b")
+_SAYS_PASSWORD_WORD = re.compile(rf"(?i)\b{_PASSWORD_WORD}\b")
 # A call that reads a secret by its name from a store (`credentials('id')`, `secret("name")`).
 _SECRET_LOOKUP = re.compile(
     r"(?i)(?<![A-Za-z0-9_.])(?:credentials|get_?secret|secret|secret_?ref|from_?secret|vault)\([ \t]*[\"']\Z"
 )
+# A line of an environment file or a shell's assignment (`DB_PASSWORD=…`, `export X=…`): values, no code.
 _ENV_LINE = re.compile(r"(?:^|[\n\x00])[ \t]*(?:export[ \t]+)?[A-Z][A-Z0-9_]*=\Z")
 _SIGNED_REQUEST = re.compile(r"SignedHeaders=[^\s,]*,[ \t]*Signature=\Z")
 
@@ -2143,16 +2146,16 @@ def _spaced_value(c: Candidate) -> bool:
         return real_value(c.value) and (strength == "strong" or _random_weak_value(c.value))
     if _SEMVER.fullmatch(core):
         return False
+    previous = (head[: len(head) - len(name)].split()[-1:] or [""])[0].lower()  # the word before the name
     if strength == "weak":  # `the staging PagerDuty key <token> when …`: a weak name's random value
-        previous = head[: len(head) - len(name)].split()[-1:] or [""]
-        if name.lower() not in WEAK_WORDS or previous[0].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
+        if name.lower() not in WEAK_WORDS or previous in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
             return False  # a word glued into another (`basalt`), or one that says what key (`public key`)
         if _HEX.fullmatch(core):  # `using key <hex of 20>`: a digest or an id has its own lengths
             return not quoted and 16 <= len(core) <= 128 and len(core) not in (32, 40, 56, 64, 96, 128)
         return not quoted and _random_strict(core)
     if strength != "strong":
         return False
-    if previous_word(head[: len(head) - len(name)]) in _NOT_A_CREDENTIAL:
+    if previous in _NOT_A_CREDENTIAL:
         return False  # `pagination token <cursor>`: the word before says what token
     if (quoted or _dotted_passphrase(core)) and passphrase(core):
         return True
@@ -2163,18 +2166,13 @@ def _spaced_value(c: Candidate) -> bool:
 
 _SEMVER = re.compile(r"v?[0-9]+(?:\.[0-9]+){1,3}(?:[-+][0-9A-Za-z.-]+)?")
 # Words before a strong name that make it something else than a credential (`pagination token`,
-# `cache key`, `idempotency key`): a position in a listing or a name for data.
+# `cache key`, `idempotency key`): a position in a listing or a name for data. The part of
+# NOT_SECRET_BEFORE that holds before `password` too (`reset password <pw>` gives one).
 _NOT_A_CREDENTIAL = frozenset(
     {"pagination", "page", "next", "continuation", "cursor", "sync", "resume", "cache", "cached",
      "idempotency", "dedup", "dedupe", "partition", "sort", "shard", "lookup", "index", "primary",
      "foreign", "composite", "unique", "lock", "range", "row", "hash", "map", "dict"}
 )  # fmt: skip
-
-
-def previous_word(text: str) -> str:
-    """The last word of `text`, in small letters ("" when there is none)."""
-    words = text.split()
-    return words[-1].lower() if words else ""
 
 
 _IDENTIFIED_BY = re.compile(r"(?i)identified[ \t]+by\Z")
@@ -2929,12 +2927,8 @@ PASSWORD_MANAGERS = frozenset(
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-\uff60]")
 
 
-_MNEMONIC_CONTEXT = re.compile(
-    r"(?i)mnemonic|seed|phrase|recovery|wallet|bip-?39|passphrase|secret words|backup words|palabras"
-    r"|billetera|cartera"
-    r"|semilla|monedero|palavras|carteira|wörter|mots|portefeuille|frase|助记词|助記詞|シードフレーズ|ニーモニック"
-    r"|니모닉|시드|복구 ?문구|복구 ?구문|khôi phục|cụm từ"
-)
+# The words that say a mnemonic follows, in any language: the rules file's gate `mnemonic`.
+_MNEMONIC_CONTEXT = re.compile(_RULES_DOCUMENT["gates"]["mnemonic"])
 
 
 def _mnemonic(c: Candidate) -> bool:
@@ -3069,11 +3063,7 @@ _POINTS_ON = re.compile(
     r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows)[ \t.:]*\Z"
 )
 # The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
-_FOREIGN_PASSWORD = re.compile(
-    yaml.safe_load(Path(__file__).with_name("secret_rules.yaml").read_text(encoding="utf-8"))["defines"][
-        "FOREIGN_PASSWORD"
-    ]
-)
+_FOREIGN_PASSWORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"])
 # A command whose output is a secret: a key file shown, a Secret's password field printed.
 _PRINTS_SECRET = re.compile(
     r"(?:^|[$#>][ \t]*)(?:cat|type|Get-Content)[ \t]+[^\s]*"
@@ -3082,7 +3072,6 @@ _PRINTS_SECRET = re.compile(
 )
 _MNEMONIC_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}")
 _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
-_UNSPACED_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u3000-\u303f]")
 _LINE_END = re.compile(r"[\"']?[ \t]*\r?(?:[\n\x00]|\Z)")
 _VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
 _NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
@@ -3099,7 +3088,7 @@ def _announced_entry(c: Candidate) -> bool:
     stored one after the other. The value is random or a password a person chose."""
     if _LINE_END.match(c.after) is None:
         return False  # the value is not all its line holds
-    if len(_UNSPACED_SCRIPT.findall(c.value)) >= 4:
+    if len(_CJK.findall(c.value)) >= 4:
         return False  # a sentence of a script written without spaces (`…しました。`), not a value
     before = c.before.rstrip(" \t\"'")
     if before.endswith(":") and _VALUE_LABEL.search(before):

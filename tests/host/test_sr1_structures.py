@@ -946,6 +946,17 @@ def test_oracle_ezconnect_password_is_redacted(redactor: Redactor) -> None:
     assert redact_joined([kept], redactor) == kept
 
 
+# Round 10's structures (after its first grading), as instances written here.
+SECRETS_ROUND_10 = [
+    (
+        'val adoPat = "tgkan6t7cjeoksrlzehpehdolv5ht53uabq2llb37nmrk2dnfczd" // azure devops',
+        "tgkan6t7cjeoksrlzehpehdolv5ht53uabq2llb37nmrk2dnfczd",
+    ),
+    ("生产环境 Secret：0FYbIpV6183CU8vYCdx341i0nRWnya（请勿外传）", "0FYbIpV6183CU8vYCdx341i0nRWnya"),
+    ("le mot de passe du routeur est « Tundra!Nimbus2527 »", "Tundra!Nimbus2527"),
+    ("customer_id,card,exp\n88213,4539018273645121,03/29", "4539018273645121"),
+]
+
 # Round 11's structures (after its first grading), as instances written here: a name glued by
 # underscores in prose of any language, a mnemonic with no word that says so, a name alone in one
 # entry and `value: …` in the next; kept: a cursor under `pagination token`, a digest under tags, a
@@ -1238,7 +1249,7 @@ CLEAN_ROUND_16 = [
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
-    (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
+    (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16),
 )  # fmt: skip
 _CLEAN_LISTS = (
@@ -1291,23 +1302,3 @@ def test_round_value_in_the_next_entry_is_redacted(redactor: Redactor, parts: li
 def test_round_4_split_secret_is_redacted(redactor: Redactor, parts: list[str], secret: str) -> None:
     out = "".join(redactor.redact_parts(parts))
     assert secret[:16] not in out and secret[-16:] not in out, out
-
-
-# Round 10's structures (after its first grading), as instances written here.
-SECRETS_ROUND_10 = [
-    (
-        'val adoPat = "tgkan6t7cjeoksrlzehpehdolv5ht53uabq2llb37nmrk2dnfczd" // azure devops',
-        "tgkan6t7cjeoksrlzehpehdolv5ht53uabq2llb37nmrk2dnfczd",
-    ),
-    ("生产环境 Secret：0FYbIpV6183CU8vYCdx341i0nRWnya（请勿外传）", "0FYbIpV6183CU8vYCdx341i0nRWnya"),
-    ("le mot de passe du routeur est « Tundra!Nimbus2527 »", "Tundra!Nimbus2527"),
-    ("customer_id,card,exp\n88213,4539018273645121,03/29", "4539018273645121"),
-]
-
-
-@pytest.mark.parametrize(
-    ("text", "secret"), SECRETS_ROUND_10, ids=[f"round10-secret-{i}" for i in range(len(SECRETS_ROUND_10))]
-)
-def test_round_10_structure_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    out = redact_joined([text], redactor)
-    assert secret not in out, out
