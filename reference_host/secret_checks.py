@@ -1090,7 +1090,10 @@ def _basic_token(c: Candidate) -> bool:
     return basic_credential(data)
 
 
-_SECRET_WORDS_INSIDE = re.compile(rb"(?i)pass|secret|token|auth|key|credential|private")
+# `passed`, `passes`, `passing` and `author` are plain words: base64 of "all tests passed" is text.
+_SECRET_WORDS_INSIDE = re.compile(
+    rb"(?i)pass(?!(?:ed|es|ing)\b)|secret|token|auth(?!or)|key|credential|private"
+)
 
 
 # -- names: is this the name of a secret? --------------------------------------------------------------
@@ -2780,6 +2783,8 @@ def _url_query(c: Candidate) -> bool:
     m = _QUERY_NAME.search(c.before[-80:])
     if m is None:
         return False
+    if c.after[:1] == "#" and m.group(0)[0] == ";" and "?" not in c.line_before():
+        return False  # `;Password=ab#cd;` outside a URL: no fragment; the string's own field reads it
     name = m.group(1)
     value = _PERCENT.sub("", c.value)
     strength = name_strength(name)

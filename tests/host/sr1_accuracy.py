@@ -57,6 +57,8 @@ CORPORA = {
         "sr1-blind-10",
         "sr1-blind-11",
         "sr1-blind-14",
+        "sr1-blind-15",
+        "sr1-blind-17",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

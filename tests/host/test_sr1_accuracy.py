@@ -117,6 +117,17 @@ KNOWN_BELOW = {
     # a grader artifact: the private key printed right after its public key shares its first characters
     ("sr1-blind-14", "secret:openssh-private-key"),
     ("sr1-blind-14", "clean:base64-ordinary-data"),
+    # a hex key after a label in Dutch with a parenthesis; a cookie jar's JSON (the value a line
+    # after its name); lone passwords in the note after `.netrc credentials`; `mdp :` and sixteen
+    # small letters
+    ("sr1-blind-15", "secret:ethereum-private-key"),
+    ("sr1-blind-15", "secret:php-session-cookie"),
+    ("sr1-blind-15", "secret:netrc-password"),
+    ("sr1-blind-15", "secret:smtp-password"),
+    # on the shared memoryRef only, beside their neighbours: a password of a word, digits and `$`;
+    # a checksum file's two lines
+    ("sr1-blind-17", "secret:password-env-var"),
+    ("sr1-blind-17", "clean:content-digest-sha256"),
 }
 
 
@@ -150,6 +161,8 @@ SIZES = {
     "sr1-blind-10": (170, 40, 740, 320),
     "sr1-blind-11": (150, 40, 632, 320),
     "sr1-blind-14": (160, 40, 562, 320),
+    "sr1-blind-15": (190, 40, 752, 320),
+    "sr1-blind-17": (180, 35, 618, 320),
 }
 
 

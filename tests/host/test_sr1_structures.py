@@ -1245,17 +1245,44 @@ CLEAN_ROUND_16 = [
     "go version go1.22.4 linux/arm64 (vcs.revision=9c1e4a7b2d5f8e0a3c6b9d2e5f8a1b4c7d0e3f6a)",
 ]
 
+# Round 17's structures (after its first grading), as instances written here: a Scandinavian word
+# for key in its definite form, a parenthesis and words before the verb; a connection string's
+# password holding `#` (no URL fragment outside a URL). Kept: an SSH key type's blob, whatever its
+# first bytes; base64 of a sentence that says `passed` or `author`.
+SECRETS_ROUND_17 = [
+    ("Nøglen (Mailjet API) til produktion er Xk3pQ9mV2rT7wL4nB8cZ5hJ1", "Xk3pQ9mV2rT7wL4nB8cZ5hJ1"),
+    ("Nyckeln (PagerDuty) till stagingmiljön är u7Rk2LmQ9xWc4TnB8pZe", "u7Rk2LmQ9xWc4TnB8pZe"),
+    ("Nøkkelen til byggserveren er f3a9c1e7b5d2048a6c9e1f3b7d5a2c8e", "f3a9c1e7b5d2048a6c9e1f3b7d5a2c8e"),
+    (
+        "Data Source=db01.corp.example;Initial Catalog=Billing;User Id=svc_bill;Password=Tr0ub#4dor&3x!;",
+        "Tr0ub#4dor&3x!",
+    ),
+    ('$cs = "Server=sql02;Database=hr;Uid=hr_app;Pwd=pQ7#zL2m#Vx9;"', "pQ7#zL2m#Vx9"),
+    (
+        "Server=tcp:sql9.example.net,1433;Database=ops;User ID=etl;Password=m4XqT9vL#Rk2Wc7Np3Zs*Hd;Encrypt=True;",
+        "m4XqT9vL#Rk2Wc7Np3Zs*Hd",
+    ),
+]
+CLEAN_ROUND_17 = [
+    "|1|q8Zk2mV7xR4pL1nT9cB3wY6hJ0s=|a5Df8gH2jK4lZ7xC1vB6nM9qW3e= ssh-ed25519 "
+    "Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1Kd5Fs0Gy2Qe7Ua4Io9Pt",
+    "github.com ecdsa-sha2-nistp384 Kf9Lm2Qx7Vr4Tw8Nb3Cz6Hj1Kd5Fs0Gy2Qe7Ua4Io9PtRz3Wm8Xn1Bv6",
+    "motd.b64: QnVpbGQgIzQxMiBwYXNzZWQgb24gYWxsIHJ1bm5lcnMsIG5pY2Ugd29yayBldmVyeW9uZS4=",
+    "credits: VGhpcyB0aGVtZSB3YXMgd3JpdHRlbiBieSBhIHByb2xpZmljIGF1dGhvciBmcm9tIE9zbG8u",
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
-    (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16),
+    (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
+    (17, CLEAN_ROUND_17),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
