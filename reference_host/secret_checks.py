@@ -1006,6 +1006,9 @@ def _named_not_secret(before: str) -> bool:
     aside = _TRAILING_ASIDE.search(before.rstrip(" \t\"'`[:="))
     if aside is not None and not NOT_SECRET_NAME_WORDS.isdisjoint(_words(aside.group().strip(" ()"))):
         return True  # `the signing key (kid): …`: the aside says what it is
+    element = _OPEN_ELEMENT.search(before[-80:])
+    if element is not None:  # `<cognitoAppClientId>…`: the element's name names the value
+        return _names_no_secret(element.group(1))
     stripped = before.rstrip(" \t\"'`[")
     if not stripped.endswith((":", "=", ",")):
         return False
@@ -1015,11 +1018,25 @@ def _named_not_secret(before: str) -> bool:
             return False
         before = head
     name = assigned_name(before)
-    if not name or name_strength(name) is not None:
-        return False
-    return any(w in NOT_SECRET_NAME_WORDS for w in _words(name))
+    if name and name.lower() == "value":  # a list of pairs (`- name: GITHUB_CLIENT_ID` / `value: …`)
+        pair = _PAIR_NAME_LINE.search(before[-160:])
+        if pair is not None and _SESSION_NAME.search(pair.group(1)) is None:  # (a cookie jar's `sessionid`)
+            name = pair.group(1)
+    return bool(name) and _names_no_secret(name)
 
 
+def _names_no_secret(name: str) -> bool:
+    """A name that says what a value is, and that it is not a secret (`clientId`, `GITHUB_CLIENT_ID`)."""
+    return name_strength(name) is None and any(w in NOT_SECRET_NAME_WORDS for w in _words(name))
+
+
+_SESSION_NAME = re.compile(r"(?i)sess|sid|cookie|csrf|xsrf|auth|token")
+_OPEN_ELEMENT = re.compile(r"<([A-Za-z_][A-Za-z0-9_.:-]{0,60})>\Z")
+_PAIR_NAME_LINE = re.compile(
+    r"(?:^|\n)[ \t]*-?[ \t]*[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,60})[\"']?"
+    r"[ \t]*,?[ \t]*\r?\n"
+    r"[ \t]*[\"']?value[\"']?[ \t]*:[ \t\"']*\Z"
+)
 _RUN_SEGMENTS = re.compile(r"[^/._+=:-]+")
 
 
@@ -1934,7 +1951,11 @@ def _random_weak_value(value: str) -> bool:
 
 
 _NAME_EQUALS = re.compile(r"[A-Za-z_.][A-Za-z0-9_.-]{0,60}=[^=]")
-_ROW_KEY = re.compile(r"(?i)'[ \t]+where[ \t]+[A-Za-z_.\"`]+[ \t]*=[ \t]*'([A-Za-z0-9_.:/-]{2,64})'")
+# (other columns set beside it, `, updated_by = 'yusuf'`, and the WHERE on the next line too)
+_ROW_KEY = re.compile(
+    r"(?i)'(?:[ \t]*,[ \t]*[A-Za-z_.\"`]+[ \t]*=[ \t]*(?:'[^'\r\n\x00]{0,60}'|[A-Za-z0-9_.()]{1,40})){0,4}"
+    r"[ \t\r\n]+where[ \t]+[A-Za-z_.\"`]+[ \t]*=[ \t]*'([A-Za-z0-9_.:/-]{2,64})'"
+)
 
 
 def _keyed_row(c: Candidate) -> bool:
@@ -2886,7 +2907,7 @@ _SPAN_WORDS = re.compile(r"[^\W\d_]+|[0-9]+")
 _LEADING_WORDS = frozenset(
     {"is", "was", "are", "currently", "now", "still", "here", "it", "s", "for", "the", "a", "an", "to", "be",
      "new", "old", "temp", "temporary", "set", "changed", "reset", "of", "on", "in", "at", "this", "that",
-     "our", "my", "your", "his", "her", "their", "we", "use", "using", "try", "just"}
+     "our", "my", "your", "his", "her", "their", "we", "use", "using", "try", "just", "one", "value"}
 )  # fmt: skip
 
 
@@ -3078,7 +3099,10 @@ _PRINTS_SECRET = re.compile(
 _MNEMONIC_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}")
 _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
 _LINE_END = re.compile(r"[\"']?[ \t]*\r?(?:[\n\x00]|\Z)")
+_NAME_ALONE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,60}")
+_ASIDE_TO_END = re.compile(r"[ \t]+\([^()\n\x00]{1,40}\)[ \t]*\r?(?:[\n\x00]|\Z)")  # `  (set 2025-02-01)`
 _VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
+_ARROW_LEAD = re.compile(r"(?<=\x00)[ \t]*(?:→|->|=>)\Z")
 _NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
@@ -3091,13 +3115,18 @@ def _announced_entry(c: Candidate) -> bool:
     last line names a secret (`password for the old jenkins admin account`, `GitHub org owner TOTP
     secret (backup)`, `contents of config/master.key:`, `… recovery codes`): a note and its value
     stored one after the other. The value is random or a password a person chose."""
-    if _LINE_END.match(c.after) is None:
-        return False  # the value is not all its line holds
+    # The value must be all its line holds, but for an aside after a token (`<key>  (set 2025-02-01)`;
+    # never after words: `Card ending in 8642 (**** 0932)`), under a note that announces it.
+    aside = _LINE_END.match(c.after) is None
+    if aside and (_ASIDE_TO_END.match(c.after) is None or any(ch.isspace() for ch in c.value)):
+        return False
     if len(_CJK.findall(c.value)) >= 4:
         return False  # a sentence of a script written without spaces (`…しました。`), not a value
     before = c.before.rstrip(" \t\"'")
     if before.endswith(":") and _VALUE_LABEL.search(before):
         before = before[: _VALUE_LABEL.search(before).start()]  # `value: …` under the name's entry
+    elif before.endswith(("→", "->", "=>")) and _ARROW_LEAD.search(before):
+        before = before[: _ARROW_LEAD.search(before).start()]  # `→ …` under the name's entry
     if not before.endswith("\x00"):
         return False
     previous = before[:-1]
@@ -3110,6 +3139,12 @@ def _announced_entry(c: Candidate) -> bool:
         return "\n" not in value and (_random_strict(value) or keyish(value, 10) or human_password(value))
     announces = label.rstrip().endswith(":") or _POINTS_ON.search(label) is not None
     announces = announces or _NEXT_NOTE.search(last_line) is not None  # `(value in the next note)`
+    # A note that ends with the secret's name (`… variable serviceApiKey`, `… env var: PASSWORD`)
+    last_word = label.rstrip(" \t:").rsplit(None, 1)[-1] if label.strip() else ""
+    named = _NAME_ALONE.fullmatch(last_word) is not None and name_strength(last_word) == "strong"
+    announces = announces or named
+    if aside and not announces:
+        return False  # `ami-0fefad63c8d130b77 (ubuntu 22.04)` after any note: an id and what it is
     label = _POINTS_ON.sub("", label).rstrip(" \t:")
     values = [v.strip() for v in c.value.split("\n") if v.strip()]
     if len(values) == 1 and _MNEMONIC_WORDS.fullmatch(values[0]):  # a seed phrase under its note
@@ -3135,7 +3170,8 @@ def _announced_entry(c: Candidate) -> bool:
         )
         foreign = _FOREIGN_PASSWORD.search(label) is not None  # `Mot de passe Wi-Fi invités :`
         login = _NAMES_LOGIN.search(label) is not None  # `<host> ssh login backup`, then its password
-        return chosen and not _identifier(values[0]) and (clause_names_secret(label) or foreign or login)
+        says = clause_names_secret(label) or foreign or login or named
+        return chosen and not _identifier(values[0]) and says
     if any(clause_names_secret(part, weak=True) for part in re.split(r"[,;]", label)):
         return True  # (random, or codes: a weak name's too, `master.key`; `… token, stored below`)
     if _FOREIGN_PASSWORD.search(label):
@@ -3282,8 +3318,9 @@ def _block_scalar(c: Candidate) -> bool:
 
 
 def _foreign_key(c: Candidate) -> bool:
-    """After a word for a key or a token in another language (`API-Schlüssel: …`): random, or hex
-    of an API key's length (`секрет … — <32 hex>`: the word says what the digits are)."""
+    """After a word for a key or a token in another language (`API-Schlüssel: …`): random, hex
+    of an API key's length (`секрет … — <32 hex>`: the word says what the digits are), or a
+    password's shape (`Ключ … : Morning2026!80`: both cases, a digit and a symbol)."""
     value = c.value.rstrip(",.;")
     if placeholder(value) or "://" in value or value.startswith("//"):
         return False  # (a URL's own rules read the credentials it holds)
@@ -3293,7 +3330,16 @@ def _foreign_key(c: Candidate) -> bool:
         _random_secret(value, 16)
         or _dense_random(value)
         or (_HEX.fullmatch(value) is not None and len(value) >= 20)
+        or (
+            _MIXED_PASSWORD.fullmatch(value) is not None
+            and human_password(value)
+            and _VERSION_DIGITS.search(value) is None
+            and not any(ch in value for ch in "=:;/,@")  # a connection string's head, a domain
+        )
     )
+
+
+_VERSION_DIGITS = re.compile(r"[0-9]\.[0-9]")  # `Kubernetes-1.29`: a version, not a password
 
 
 _CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
@@ -3459,7 +3505,10 @@ def _plain_json(c: Candidate) -> bool:
 
 
 # A clause that gives the value as a public key: `public key is`, `public key:`, `PublicKey = `.
-_SAID_PUBLIC = re.compile(r"(?i)(?:^|[^a-z])public[ _-]?key[ \t]*(?:is|was|[:=])[ \t]*[\"'`]?\Z")
+_SAID_PUBLIC = re.compile(
+    r"(?i)(?:^|[^a-z])public[ _-]?key(?:[ \t]+(?:for|of)[ \t]+(?:(?!private|secret)[^:=\n]){1,40}?)?"
+    r"[ \t]*(?:is|was|[:=])[ \t]*[\"'`]?\Z"
+)
 
 
 def _line_and_one_before(c: Candidate) -> str:
@@ -3479,7 +3528,7 @@ def _public_value(c: Candidate) -> bool:
         return True
     if is_hex(value.strip("`'\"")) and public.test_vector(c.text, c.start):
         return True
-    if _SAID_PUBLIC.search(c.before[-48:]):
+    if _SAID_PUBLIC.search(c.before[-88:]):
         return True  # `my wireguard public key is …`, `public key: …`
     if public.named_object_id(value, c.before) and name_strength(value.split("_", 1)[0]) is None:
         return True  # `"mandate": "mandate_…"`; never `"secret": "secret_…"`

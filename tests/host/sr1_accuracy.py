@@ -59,6 +59,7 @@ CORPORA = {
         "sr1-blind-14",
         "sr1-blind-15",
         "sr1-blind-17",
+        "sr1-blind-18",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

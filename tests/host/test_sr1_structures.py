@@ -1271,21 +1271,66 @@ CLEAN_ROUND_17 = [
     "credits: VGhpcyB0aGVtZSB3YXMgd3JpdHRlbiBieSBhIHByb2xpZmljIGF1dGhvciBmcm9tIE9zbG8u",
 ]
 
+# Round 18's structures (after its first grading), as instances written here: Honeycomb's keys by their
+# own prefix; Slack's `d` cookie percent-encoded; `… changed, new one is `<value>``; a word for key in
+# another language given a password's shape; mosquitto_passwd's and nmcli's passwords; a settings
+# row's value with other columns set beside it. Kept: a value whose element or list pair names an id;
+# a public key named in a clause (`… public key for the release: …`).
+SECRETS_ROUND_18 = [
+    (
+        "collector ingest key: hcaik_7f3k9q2m8x4v1b6n0p5r2t8w3y7z1c4e6g9h2j5k8m1n4q7s0u3w6y9a2c5",
+        "hcaik_7f3k9q2m8x4v1b6n0p5r2t8w3y7z1c4e6g9h2j5k8m1n4q7s0u3w6y9a2c5",
+    ),
+    (
+        "curl https://acme.slack.com/api/users.list -b 'd=xoxd-Qm7vT2xL9pK4wR8nB3cZ%2F5hJ1kD6fS0gY2qE7uA4"
+        "%2BiO9pT3rZ8wM1nB%3D%3D; d-s=1700000000'",
+        "Qm7vT2xL9pK4wR8nB3cZ%2F5hJ1kD6fS0gY2qE7uA4",
+    ),
+    ("heads up, the prod Sentry token changed, new one is `Zr8kQ2mW7xLp4Vn9Tc3B`", "Zr8kQ2mW7xLp4Vn9Tc3B"),
+    ("heads up, the staging DB password changed, new one is `Walnut_Crab4412`", "Walnut_Crab4412"),
+    (
+        "    'otlp_headers' => 'hcxik_qwmfkrplszbvnhtydxcejoagu3iwklrmfpzqhsvbndytexcogajuwk2l',",
+        "hcxik_qwmfkrplszbvnhtydxcejoagu3iwklrmfpzqhsvbndytexcogajuwk2l",
+    ),
+    ("Schlüssel für das Staging-Konto: Falke2025#Nord", "Falke2025#Nord"),
+    ("sudo mosquitto_passwd -b /etc/mosquitto/pw sensor01 'Kettle2026?77'", "Kettle2026?77"),
+    ("nmcli device wifi connect Lab-5G password amber-tidal-fox-91", "amber-tidal-fox-91"),
+    (
+        "UPDATE config\n   SET value = 'Zr8kQ2mW7xLp4Vn9', modified_by = 'ana'\n WHERE name = 'smtp_password';",
+        "Zr8kQ2mW7xLp4Vn9",
+    ),
+]
+CLEAN_ROUND_18 = [
+    "<oauthClientId>Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1Kd5Fs0Gy</oauthClientId>",
+    '        - name: SLACK_CLIENT_ID\n          value: "Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1Kd5Fs0Gy"',
+    "signify public key for the 7.4 release: RWQe8cGk2x0mV7tL4pK8wR3nB6yZ1cHd5Jf9Qs2Tu7Wv3",
+    "Ключ: Kubernetes-1.29",
+]
+ENTRY_ROUND_18 = [
+    (["Name of the variable the billing job reads: DB_PASSWORD", "→ Lantern2027$qq"], "Lantern2027$qq"),
+    (
+        ["ops creds — variable paymentsApiKey", "9f3b2c7d1e8a4f6b0c5d2e9a7b1f3c8d  (set 2026-03-02)"],
+        "9f3b2c7d1e8a4f6b0c5d2e9a7b1f3c8d",
+    ),
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
+    (18, SECRETS_ROUND_18),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
-    (17, CLEAN_ROUND_17),
+    (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
+    (18, ENTRY_ROUND_18),
 )  # fmt: skip
 
 
