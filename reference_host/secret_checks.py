@@ -1327,7 +1327,7 @@ _PLACEHOLDER_OPENERS = (
     "enc(", "enc[", "{cipher}", "ej[1:", "doppler://", "infisical://",
 )  # fmt: skip
 _SYMBOLIC_PLACEHOLDER = re.compile(
-    r"(?i)\$\{[^}]*\}?|\$env:[a-z_][a-z0-9_]*|![a-z_]+|%[a-z_(][^%]*%|<[^>]*>|\[[^\]]*\]"
+    r"(?i)\$\{[^}]*\}?|\$env:[a-z_][a-z0-9_]*|![a-z_]+|%[a-z_(][^%]*%|%%[a-z_][a-z0-9_]*%%|<[^>]*>|\[[^\]]*\]"
     r"|\{[a-z_][a-z0-9_.]*\}|\*+|x{3,}|\.{3,}|-+|_+|#+|•+"
 )
 _ENV_NAME = re.compile(r"[a-z][a-z0-9]*_[a-z0-9_]*")
@@ -2621,6 +2621,11 @@ _TABLE_ROW = re.compile(r"[ \t]*\|")
 _TABLE_SEPARATOR = re.compile(r"[ \t]*[|+]?[ \t]*:?-{3,}:?[ \t]*(?:[|+][ \t]*:?-{3,}:?[ \t]*)*[|+]?[ \t]*")
 
 
+# A CSV header whose cells are titles of up to four words, no space around a comma (prose has one).
+_TITLE = r"[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z][A-Za-z0-9_-]*){0,3}"
+_TITLED_CELLS = re.compile(rf"{_TITLE}(?:,{_TITLE})+")
+
+
 def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
     """The header cells of the table whose rows end `lines` (the last line is the value's row)."""
     if delimiter == "|":
@@ -2637,8 +2642,9 @@ def _table_header(lines: list[str], delimiter: str) -> list[str] | None:
     for i in range(len(lines) - 2, -1, -1):
         line = lines[i]
         quoted = line.startswith('"') and delimiter == ","
-        if line.count(delimiter) != width or (delimiter == "," and " " in line.strip() and not quoted):
-            return None
+        spaced = delimiter == "," and " " in line.strip() and not quoted
+        if line.count(delimiter) != width or (spaced and not _TITLED_CELLS.fullmatch(line.strip())):
+            return None  # (a CSV header's cells may be titles of words, `Plaid Client Id,Plaid Secret`)
         cells = [cell.strip('"') for cell in line.split(delimiter)]
         if all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_ -]*", cell) for cell in cells):
             return cells if i == 0 or lines[i - 1].count(delimiter) != width else None
@@ -3090,6 +3096,7 @@ _POINTS_ON = re.compile(
 )
 # The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
 _FOREIGN_PASSWORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"])
+_FOREIGN_KEY_WORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_KEY"])
 # A command whose output is a secret: a key file shown, a Secret's password field printed.
 _PRINTS_SECRET = re.compile(
     r"(?:^|[$#>][ \t]*)(?:cat|type|Get-Content)[ \t]+[^\s]*"
@@ -3189,9 +3196,15 @@ def _lone_value(c: Candidate) -> bool:
         return False
     entry_start = max(c.before.rfind("\x00", 0, len(c.before) - 1), -1)
     lines = [ln for ln in c.before[entry_start + 1 :].split("\n")[:-1] if ln.strip()]
+    if not lines and entry_start >= 0:  # the answer's entry: the question is the entry before's last line
+        above = c.before[:entry_start]
+        question = above[max(above.rfind("\n"), above.rfind("\x00")) + 1 :].strip()
+        lines = [question] if question.endswith("?") else []
     if not lines:
         return False
     previous = lines[-1].strip()
+    if _PRINTS_SECRET.search(previous):  # `kubectl get secret … -o jsonpath='{.data.api-key}'`, then it
+        return _random_strict(value) or keyish(value, 10) or human_password(value)
     if _USER_LINE.fullmatch(previous) and _MIXED_PASSWORD.fullmatch(value):
         return True  # a user on one line, the password on the next (`kwame.chen` / `SparrowMaple7/ug`)
     if not _password_value(value):
@@ -3326,10 +3339,15 @@ def _foreign_key(c: Candidate) -> bool:
         return False  # (a URL's own rules read the credentials it holds)
     if _PAGE_TOKEN.search(c.line_before()):
         return False  # `다음 페이지 토큰(nextPageToken)은 …`: a position in a listing
+    said = [m.group() for m in _FOREIGN_KEY_WORD.finditer(c.line_before())]
+    assigned = c.line_before().rstrip(" \t\"'`").endswith(("=", ":"))
+    if said and all(w.lower() == "token" for w in said) and assigned:
+        return False  # English's `token` counts here only before another language's verb (`token … là`)
     return (
         _random_secret(value, 16)
         or _dense_random(value)
         or (_HEX.fullmatch(value) is not None and len(value) >= 20)
+        or (_OTP_NAME.search(c.line_before()) is not None and _BASE32_SEED.fullmatch(value) is not None)
         or (
             _MIXED_PASSWORD.fullmatch(value) is not None
             and human_password(value)
@@ -3340,6 +3358,32 @@ def _foreign_key(c: Candidate) -> bool:
 
 
 _VERSION_DIGITS = re.compile(r"[0-9]\.[0-9]")  # `Kubernetes-1.29`: a version, not a password
+
+
+_PAIR_HEAD = re.compile(r"([A-Za-z0-9_-]{6,40})[ \t]+/[ \t]+\Z")
+_SAYS_KEY_ANYWHERE = re.compile(
+    r"(?i)key|token|secret|passw|credential|"
+    + _RULES_DOCUMENT["defines"]["FOREIGN_KEY"]
+    + "|"
+    + _RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"]
+)
+
+
+def _credential_pair(c: Candidate) -> bool:
+    """`the Vonage key for staging is fbb83e8f / zqxEvaG3NOxWnQtK`: an id with digits, a slash, then
+    a random secret, in a line that names a key, a token or a secret (in any language); not a path."""
+    head = c.line_before()
+    m = _PAIR_HEAD.search(head)
+    if m is None or not any(ch.isdigit() for ch in m.group(1)) or c.after[:1] == "/":
+        return False
+    value = c.value
+    if placeholder(value) or not (_random_secret(value, 12) or (is_hex(value) and len(value) >= 16)):
+        return False
+    said = head[: m.start()]
+    if len(said) <= 24:  # a reply (`sure, here: <id> / <secret>`): the line above asks for it
+        above = c.before[: len(c.before) - len(head)].rstrip("\n")
+        said = above[max(above.rfind("\n"), above.rfind("\x00")) + 1 :] + " " + said
+    return _SAYS_KEY_ANYWHERE.search(said) is not None
 
 
 _CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
@@ -3358,12 +3402,15 @@ def _chat_password(c: Candidate) -> bool:
         return False
     line = c.line_before() + re.split(r"[\n\x00]", c.after, maxsplit=1)[0]
     head = c.line_before().rstrip(" \t=:")
+    if _ID_NAME_END.search(head):
+        return False  # `client_id: Iv1.… # public, the secret lives in Vault`: an id, beside a secret
     return (
         _CHAT_CONTEXT.search(line) is not None
         and re.search(r"(?:^|[ \t:])[A-Za-z][A-Za-z0-9_-]*(?: [A-Za-z][A-Za-z0-9_-]*)?\Z", head) is not None
     )
 
 
+_ID_NAME_END = re.compile(r"(?i)(?:^|[^a-z])id\Z|[a-z](?:Id|ID)\Z")  # `client_id`, `endpoint id`, `appId`
 _PARAMETER_HEAD = re.compile(
     r"(?m)^([ \t]*)([A-Za-z0-9_.-]+):[ \t]*\r?\n(?:\1[ \t]+[A-Za-z]+:[^\n]*\r?\n){0,6}\Z"
     # Terraform's `variable "db_password" {` and its `type = string` / `default = …`
@@ -3467,6 +3514,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "cookie-value": _cookie_value,
     "cookie-jar": _cookie_jar,
     "code-span": _code_span,
+    "credential-pair": _credential_pair,
     "foreign-password": _foreign_password,
     "mnemonic": _mnemonic,
     "wordlist-mnemonic": _wordlist_mnemonic,

@@ -60,6 +60,7 @@ CORPORA = {
         "sr1-blind-15",
         "sr1-blind-17",
         "sr1-blind-18",
+        "sr1-blind-19",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -128,6 +128,8 @@ KNOWN_BELOW = {
     # a checksum file's two lines
     ("sr1-blind-17", "secret:password-env-var"),
     ("sr1-blind-17", "clean:content-digest-sha256"),
+    # a note, a user alone in the next entry, then the password in the one after
+    ("sr1-blind-19", "secret:password-split-across-entries"),
 }
 
 
@@ -164,6 +166,7 @@ SIZES = {
     "sr1-blind-15": (190, 40, 752, 320),
     "sr1-blind-17": (180, 35, 618, 320),
     "sr1-blind-18": (180, 35, 713, 319),
+    "sr1-blind-19": (200, 40, 779, 320),
 }
 
 

@@ -1314,23 +1314,78 @@ ENTRY_ROUND_18 = [
     ),
 ]
 
+# Round 19's structures (after its first grading), as instances written here: words for key, token and
+# password in Hebrew, Arabic, Thai and Greek, with their verbs (`הוא`, `คือ`, `είναι`); German's
+# `Zugangsdaten`; English's `token` before another language's verb; a TOTP seed under a key word; an id
+# and its secret with a spaced slash; a CSV header of titles; FreeRDP's `/p:`; a value printed by
+# `kubectl … jsonpath='{.data.…}'`. Kept: `%%NAME%%`, an id beside a secret in a line about one (`client_id:
+# … # the secret lives in Vault`), a token contract's address, a path with a spaced slash.
+SECRETS_ROUND_19 = [
+    (
+        "שלום, המפתח של Mailgun לסביבת הייצור הוא 9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c",
+        "9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c",
+    ),
+    (
+        "مرحباً، هذا مفتاح Stripe للاختبار: 7Kq2Lm9Vr4Tw8Nb3Cz6Hj1Kd5Fs0GyXp",
+        "7Kq2Lm9Vr4Tw8Nb3Cz6Hj1Kd5Fs0GyXp",
+    ),
+    ("รหัสผ่าน ของเซิร์ฟเวอร์ staging คือ Pine7!harbor#Quill ครับ", "Pine7!harbor#Quill"),
+    (
+        "Το κλειδί του Mailchimp για το staging είναι: 4f8a2c9e1b7d3f6a0c5e8b2d9f1a4c7e",
+        "4f8a2c9e1b7d3f6a0c5e8b2d9f1a4c7e",
+    ),
+    ("Zugangsdaten Sentry (Staging): 5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d", "5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d"),
+    (
+        "Gửi anh, token GitLab runner môi trường dev là Qm7vT2xL9pK4wR8nB3cZ5hJ1 nhé",
+        "Qm7vT2xL9pK4wR8nB3cZ5hJ1",
+    ),
+    (
+        "Το κλειδί 2FA για τον λογαριασμό ops είναι: JBSWY3DPEHPK3PXPKRZTQ4LMNB2GS6YA",
+        "JBSWY3DPEHPK3PXPKRZTQ4LMNB2GS6YA",
+    ),
+    ("the Nexmo key for prod is 4a7c9e21 / Tq8Vx2Lm9Rk4Wc7N, rotate monthly", "Tq8Vx2Lm9Rk4Wc7N"),
+    ("Mailjet Api Key,Mailjet Secret Key\n8d2f4a6c1e9b,Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1", "Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1"),
+    ("wfreerdp /u:svc_rdp /p:Kx7#mQ2vL9zR /v:win-jump-02", "Kx7#mQ2vL9zR"),
+    (
+        "$ kubectl -n billing get secret stripe -o jsonpath='{.data.secret-key}'\nU3RyaXBlS2V5OTkhQWJj",
+        "U3RyaXBlS2V5OTkhQWJj",
+    ),
+    ("> what's the Grafana admin password?\nOtter#Lamp2291 - same login as prod", "Otter#Lamp2291"),
+]
+ENTRY_ROUND_19 = [
+    (
+        [
+            "Q: where's the Sentry key for staging?",
+            "A: it's 7d3f9a2c1e8b4f6a0c5d2e9b7a1f3c8d (rotate Friday)",
+        ],
+        "7d3f9a2c1e8b4f6a0c5d2e9b7a1f3c8d",
+    ),
+]
+CLEAN_ROUND_19 = [
+    "api_token: %%API_TOKEN%%",
+    "oauth client_id: Iv1.8a2c4e6f1b3d5a7c  # public; the client secret is in Vault",
+    'const TOKEN_CONTRACT = "0x9b3c1a7e5d2f4b6a8c0e2d4f6a8b1c3e5d7f9a0b"; // token on mainnet',
+    "key rotation notes live in runbooks/rotation-2024 / security-handbook-v2 for now",
+    "> which tag did we ship?\nrelease-2024.06 - merged yesterday",
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
-    (18, SECRETS_ROUND_18),
+    (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
-    (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18),
+    (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
-    (18, ENTRY_ROUND_18),
+    (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19),
 )  # fmt: skip
 
 
