@@ -463,6 +463,9 @@ def _run(c: Candidate) -> bool | str:
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
         if public.public_client(c.before):
             return False  # `algoliasearch(id, /* search-only */ '<key>')`
+        keyword = _KEYWORD_ARGUMENT.search(c.before[-80:])
+        if keyword is not None and _names_no_secret(keyword.group(1)):
+            return False  # `PublicClientApplication(client_id="<uuid>")`: the argument's name says id
         if _positional_argument(c):
             return "positional-secret"
         if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
@@ -473,6 +476,7 @@ def _run(c: Candidate) -> bool | str:
     return "pasted-secret" if _lone_random(c) else False
 
 
+_KEYWORD_ARGUMENT = re.compile(r"[(,][ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*[\"']\Z")
 _MIXED_ALNUM = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=[^0-9]*[0-9])[A-Za-z0-9]{24,31}")
 
 
@@ -808,6 +812,8 @@ def _key_material(c: Candidate) -> bool:
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
+    if _REQUEST_ID_BEFORE.search(before[-48:]) or _POD_NAME.fullmatch(value):
+        return False  # S3's `ExtendedRequestId …` (x-amz-id-2); a pod's name (`auth-gw-f78vd5wk3d-te8q4`)
     if _DATA_TOKEN_NAME.search(before[-48:]) or _CACHE_KEY.search(c.line_before()):
         return False  # `"nextPageToken": "…"`, `--starting-token …`, `cache key resolved to …`: data
     if (before.endswith("<") and c.after.startswith("@")) or _MESSAGE_ID.search(c.line_before()):
@@ -909,6 +915,11 @@ _BASE64_PUBLIC_PEM = (
 )
 _PUBLIC_AFTER = re.compile(r"(?i)(?://|#|/\*)[^\n]{0,60}\bpublic\b")
 _ENTITY_TAG = re.compile(r"(?i)(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*(?:W/)?[\"']?\Z")
+_REQUEST_ID_BEFORE = re.compile(
+    r"(?i)(?:extended[ _-]?)?request[ _-]?id[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z"
+    r"|x-amz-id-2[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
+)
+_POD_NAME = re.compile(r"(?:pods?/|po/)?[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{6,10}-[a-z0-9]{5}")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
 _HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*(?:0x)?[0-9a-fA-F]{16,}[A-Za-z]?")
@@ -2671,7 +2682,9 @@ def _public_column(c: Candidate) -> bool:
     return header is not None and any(w in NOT_SECRET_NAME_WORDS for w in _words(header))
 
 
-_NAME_COLUMNS = frozenset({"name", "key", "setting", "variable", "var", "parameter", "field"})
+_NAME_COLUMNS = frozenset(
+    {"name", "key", "setting", "variable", "var", "parameter", "field", "what", "item", "entry"}
+)
 _VALUE_COLUMNS = frozenset({"value", "val", "secret", "setting_value"})
 
 
@@ -3097,6 +3110,8 @@ _POINTS_ON = re.compile(
 # The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
 _FOREIGN_PASSWORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"])
 _FOREIGN_KEY_WORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_KEY"])
+# English's words among them: they count only before another language's verb (`API key … es`, `token … là`).
+_ENGLISH_KEY_WORDS = frozenset({"token", "api key"})
 # A command whose output is a secret: a key file shown, a Secret's password field printed.
 _PRINTS_SECRET = re.compile(
     r"(?:^|[$#>][ \t]*)(?:cat|type|Get-Content)[ \t]+[^\s]*"
@@ -3341,7 +3356,7 @@ def _foreign_key(c: Candidate) -> bool:
         return False  # `다음 페이지 토큰(nextPageToken)은 …`: a position in a listing
     said = [m.group() for m in _FOREIGN_KEY_WORD.finditer(c.line_before())]
     assigned = c.line_before().rstrip(" \t\"'`").endswith(("=", ":"))
-    if said and all(w.lower() == "token" for w in said) and assigned:
+    if said and all(w.lower() in _ENGLISH_KEY_WORDS for w in said) and assigned:
         return False  # English's `token` counts here only before another language's verb (`token … là`)
     return (
         _random_secret(value, 16)

@@ -421,6 +421,16 @@ def _units(rules: Sequence[Rule]) -> tuple[tuple[int, ...], ...]:
     return tuple(units)
 
 
+_NAME_BEFORE = re.compile(rb"[A-Za-z0-9_.-]+[ \t]*[:=][ \t]*[\"'`]?\Z")
+
+
+def reread_name(before: bytes) -> int:
+    """How many bytes back from a value its name starts (`secret: ` before it: 8); 0 if no `name:`
+    or `name=` stands right before it (ASCII only, so bytes and characters agree)."""
+    m = _NAME_BEFORE.search(before)
+    return 0 if m is None else len(m.group())
+
+
 def family_pattern(members: Sequence[Rule]) -> str:
     """A family's regex: the alternation of its members', their groups made plain."""
     return "|".join(f"(?:{_PLAIN_GROUPS.sub('(?:', m.pattern)})" for m in members)
@@ -752,23 +762,30 @@ class Scanner:
                     again = -1
                     break
                 if again < 0:
-                    again = self._value_again(text, offsets, own, compiled.groups[i], start)  # type: ignore[union-attr]
+                    again = self._value_again(text, data, offsets, own, compiled.groups[i], start)  # type: ignore[union-attr]
             pos = again if 0 <= again < resume else resume
 
     @staticmethod
     def _value_again(
-        text: str, offsets: Offsets, own: Sequence[tuple[int, int]], groups: Sequence[int], start: int
+        text: str,
+        data: bytes,
+        offsets: Offsets,
+        own: Sequence[tuple[int, int]],
+        groups: Sequence[int],
+        start: int,
     ) -> int:
         """Where to read again after a member's match that did not stand: its value's start, unless
         the value is a placeholder or a reference (`arn:aws:secretsmanager:…:secret:…`, `${X:?…}`),
         whose inside is no assignment of its own, or longer than a name (REREAD_MAX bytes: a value
-        read again costs its length once more, so the scan stays linear); -1 for nowhere."""
+        read again costs its length once more, so the scan stays linear); -1 for nowhere. From the
+        name the value is assigned to, if one stands right before it (`Note: to razorpay key secret:
+        <key>`: the sentence's label failed, the name's own assignment may stand)."""
         for g in groups:
             gs, ge = own[g]
             if gs > start:
                 if ge - gs > REREAD_MAX or placeholder(text[offsets.char(gs) : offsets.char(ge)]):
                     return -1
-                return gs
+                return gs - reread_name(data[max(start + 1, gs - REREAD_MAX) : gs])
         return -1
 
     def _try(

@@ -61,6 +61,7 @@ CORPORA = {
         "sr1-blind-17",
         "sr1-blind-18",
         "sr1-blind-19",
+        "sr1-blind-20",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -25,6 +25,7 @@ from reference_host.secret_scan import (
     _units,
     family_pattern,
     glued_to_word,
+    reread_name,
 )
 
 
@@ -89,6 +90,7 @@ def reference_scan(
                     value = text[value_start:value_end]
                     short = len(value.encode("utf-8")) <= REREAD_MAX
                     if value_start > fm.start() and short and not placeholder(value):
-                        again = value_start
+                        window = text[fm.start() + 1 : value_start].encode("utf-8")[-REREAD_MAX:]
+                        again = value_start - reread_name(window)  # (the name is ASCII: bytes = characters)
             pos = again if 0 <= again < resume else resume
     return sorted(kept, key=lambda f: f.start)

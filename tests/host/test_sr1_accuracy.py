@@ -130,6 +130,14 @@ KNOWN_BELOW = {
     ("sr1-blind-17", "clean:content-digest-sha256"),
     # a note, a user alone in the next entry, then the password in the one after
     ("sr1-blind-19", "secret:password-split-across-entries"),
+    # a password holding `.@` after `neo4j password:` in French prose; English's `password` before
+    # German's `lautet`; a session id in the note after the one naming it; Turkish `şu:` after
+    # `secret (base64)`; a seed phrase's second half on a line of its own
+    ("sr1-blind-20", "secret:neo4j-password"),
+    ("sr1-blind-20", "secret:mqtt-password"),
+    ("sr1-blind-20", "secret:php-session"),
+    ("sr1-blind-20", "secret:k8s-secret-data"),
+    ("sr1-blind-20", "secret:bip39-mnemonic"),
 }
 
 
@@ -167,6 +175,7 @@ SIZES = {
     "sr1-blind-17": (180, 35, 618, 320),
     "sr1-blind-18": (180, 35, 713, 319),
     "sr1-blind-19": (200, 40, 779, 320),
+    "sr1-blind-20": (210, 40, 912, 366),
 }
 
 

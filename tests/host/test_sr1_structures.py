@@ -1369,19 +1369,47 @@ CLEAN_ROUND_19 = [
     "> which tag did we ship?\nrelease-2024.06 - merged yesterday",
 ]
 
+# Round 20's structures (after its first grading), as instances written here: a name's own assignment
+# after a sentence's label that failed (`Memo: for the … key secret: <key>`); an XML element whose name
+# ends in the secret's word; a .pgpass line as a string literal; a Markdown table whose `What` column
+# names the value; English's `API key` before another language's verb. Kept: S3's ExtendedRequestId,
+# a keyword argument named as an id, a pod's name; a keyword argument named as a key is still a secret.
+SECRETS_ROUND_20 = [
+    ("Memo: for the billing app key secret: Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1", "Zq7Xp2Lm9Vr4Tw8Nb3Cz6Hj1"),
+    ("  <smtpRelayPassword>Harbor#2291x!Q</smtpRelayPassword>", "Harbor#2291x!Q"),
+    ('PGPASS_ENTRY = "db-prod.lan:5432:*:backup:Qx7#Lm2Vr9Tw"', "Qx7#Lm2Vr9Tw"),
+    (
+        "| Service | What | Value | Owner |\n|---|---|---|---|\n| mailjet | mailjet secret key | Zr8kQ2mW7xLp4Vn9 | Ana |",
+        "Zr8kQ2mW7xLp4Vn9",
+    ),
+    (
+        "Nota: el Sentry API key nuevo es 5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d (el viejo ya no vale).",
+        "5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d",
+    ),
+    (
+        'client = Client(api_key="3f2a9c1e-4b7d-4e8a-9c2f-1a3b5c7d9e0f")',
+        "3f2a9c1e-4b7d-4e8a-9c2f-1a3b5c7d9e0f",
+    ),
+]
+CLEAN_ROUND_20 = [
+    "S3 error: RequestId 8f2c9a1e, ExtendedRequestId Qm7vT2xL9pK4wR8nB3cZ5hJ1kD6fS0gY2qE7uA4iO9pT3rZ8wM1nB",
+    'app = PublicClientApplication(client_id="3f2a9c1e-4b7d-4e8a-9c2f-1a3b5c7d9e0f")',
+    "pod/billing-worker-7c9d8f6b5x-q2w8z   1/1   Running   0   5m",
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
     (6, SECRETS_ROUND_6), (7, SECRETS_ROUND_7), (8, SECRETS_ROUND_8), (9, SECRETS_ROUND_9),
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
-    (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19),
+    (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
-    (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19),
+    (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
