@@ -561,6 +561,8 @@ def _django_key(c: Candidate) -> bool:
     key = c.value.removeprefix("django-insecure-")
     if c.before[-1:] in _DJANGO_CHARS or c.after[:1] in _DJANGO_CHARS:
         return False
+    if re.search(r"&[A-Za-z_]{2,}=", key):
+        return False  # a URL's query (`…&state=<hex>&nonce=…`), not a key
     if re.match(r"[a-z_]{3,}=[0-9a-f]{7,}\)?\Z", key):
         return False  # `revision=<sha1>)`: a field and its hex value, not a key of 50 symbols
     symbols = sum(ch in "!@#$%^&*(=+)" for ch in key)
@@ -2746,7 +2748,8 @@ def _session_cookie(c: Candidate, *, in_cookie: bool = False) -> bool:
     session and its value, percent-decoded, is a random token; in a cookie (a `Cookie:` header,
     `-b`, `document.cookie`, a cookies map, a row of a browser's cookie table: `in_cookie`) or
     under a name only a session cookie has."""
-    name = assigned_name(c.before).rsplit(" ", 1)[-1]  # `just set sessionid=…`: the cookie's own name
+    said = _SAID_COOKIE.search(c.before[-80:])  # `Their PHPSESSID is …`: a cookie named in a sentence
+    name = said.group(1) if said else assigned_name(c.before).rsplit(" ", 1)[-1]  # `set sessionid=…`
     canonical = name.lower() in _SESSION_COOKIES or (name.startswith("_") and name.endswith("_session"))
     if not canonical and not any(w in _SESSION_WORDS for w in _words(name)):
         return False
@@ -2758,6 +2761,7 @@ def _session_cookie(c: Candidate, *, in_cookie: bool = False) -> bool:
     return _COOKIE_CONTEXT.search(c.line_before()) is not None
 
 
+_SAID_COOKIE = re.compile(r"([A-Za-z0-9_.]+)[ \t]+(?i:is|was)[ \t]+\Z")
 _URL_PIECES = re.compile(r"[/?&=#;@:.]+")
 
 
@@ -3124,6 +3128,7 @@ _LINE_END = re.compile(r"[\"']?[ \t]*\r?(?:[\n\x00]|\Z)")
 _NAME_ALONE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,60}")
 _ASIDE_TO_END = re.compile(r"[ \t]+\([^()\n\x00]{1,40}\)[ \t]*\r?(?:[\n\x00]|\Z)")  # `  (set 2025-02-01)`
 _VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
+_VALUE_WORD_END = re.compile(r"(?i)[.;,]?[ \t]+(?:value|valor|wert|valeur)[ \t]*:[ \t]*\Z")
 _ARROW_LEAD = re.compile(r"(?<=\x00)[ \t]*(?:→|->|=>)\Z")
 _NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
@@ -3155,6 +3160,7 @@ def _announced_entry(c: Candidate) -> bool:
     previous = previous[previous.rfind("\x00") + 1 :].rstrip()
     last_line = previous[previous.rfind("\n") + 1 :]
     label = _ASIDE.sub(" ", last_line)
+    label = _VALUE_WORD_END.sub(":", label)  # `… via LDAP_BIND_PASSWORD. Value:`: the value follows
     printer = _PRINTS_SECRET.search(label)
     if printer is not None:  # `$ cat config/master.key`, `kubectl get secret … '{.data.password}'`
         value = c.value.strip()
@@ -3401,6 +3407,34 @@ def _credential_pair(c: Candidate) -> bool:
     return _SAYS_KEY_ANYWHERE.search(said) is not None
 
 
+# Where a value's name stands above it (`named-above`): a plist's key, a JSON object's parent key
+# (a Terraform state's output), a cookie jar's `"name"` beside its `"value"`.
+_NAME_ABOVE = (
+    re.compile(r"<key>([^<>\x00\r\n]{1,80})</key>[ \t]*\r?\n?[ \t]*<string>\Z"),
+    re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
+    re.compile(r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"),
+)
+
+
+_ASSIGNMENTS_INSIDE = re.compile(r"[A-Za-z0-9_.-]+=")
+
+
+def _named_above(c: Candidate) -> bool:
+    """A value under the name that stands above it: a session cookie's (random), a strong name's (real),
+    a weak one's (random)."""
+    window = c.before[-420:]
+    name = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
+    value = c.value
+    if name is None or placeholder(value):
+        return False
+    if _ASSIGNMENTS_INSIDE.match(value) and (";" in value or name.lower() in ("cookie", "set-cookie")):
+        return False  # a header's `a=…; b=…`: the cookie rules read each of its values
+    if name.lower() in _SESSION_COOKIES:
+        return _random_secret(value, 12) or keyish(value, 12)
+    strength = name_strength(name)
+    return (strength == "strong" and real_value(value)) or (strength == "weak" and _random_secret(value))
+
+
 _CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
 
 
@@ -3530,6 +3564,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "cookie-jar": _cookie_jar,
     "code-span": _code_span,
     "credential-pair": _credential_pair,
+    "named-above": _named_above,
     "foreign-password": _foreign_password,
     "mnemonic": _mnemonic,
     "wordlist-mnemonic": _wordlist_mnemonic,

@@ -424,6 +424,15 @@ def _units(rules: Sequence[Rule]) -> tuple[tuple[int, ...], ...]:
 _NAME_BEFORE = re.compile(rb"[A-Za-z0-9_.-]+[ \t]*[:=][ \t]*[\"'`]?\Z")
 
 
+_ASSIGNED = re.compile(rb"[ \t]*(?:=|:[ \t])")
+
+
+def assigned_after(data: bytes, end: int) -> bool:
+    """Whether an assignment follows `end` (`deepgram_api_key = …`): a value that looks like a
+    placeholder name there is the name of the next assignment, read again."""
+    return _ASSIGNED.match(data, end) is not None
+
+
 def reread_name(before: bytes) -> int:
     """How many bytes back from a value its name starts (`secret: ` before it: 8); 0 if no `name:`
     or `name=` stands right before it (ASCII only, so bytes and characters agree)."""
@@ -783,7 +792,9 @@ class Scanner:
         for g in groups:
             gs, ge = own[g]
             if gs > start:
-                if ge - gs > REREAD_MAX or placeholder(text[offsets.char(gs) : offsets.char(ge)]):
+                if ge - gs > REREAD_MAX:
+                    return -1
+                if placeholder(text[offsets.char(gs) : offsets.char(ge)]) and not assigned_after(data, ge):
                     return -1
                 return gs - reread_name(data[max(start + 1, gs - REREAD_MAX) : gs])
         return -1

@@ -62,6 +62,7 @@ CORPORA = {
         "sr1-blind-18",
         "sr1-blind-19",
         "sr1-blind-20",
+        "sr1-blind-21",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

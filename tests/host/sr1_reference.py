@@ -23,6 +23,7 @@ from reference_host.secret_scan import (
     Finding,
     Rule,
     _units,
+    assigned_after,
     family_pattern,
     glued_to_word,
     reread_name,
@@ -89,7 +90,8 @@ def reference_scan(
                     value_start, value_end = _secret_span(m)
                     value = text[value_start:value_end]
                     short = len(value.encode("utf-8")) <= REREAD_MAX
-                    if value_start > fm.start() and short and not placeholder(value):
+                    named = assigned_after(text[value_end : value_end + 8].encode("utf-8"), 0)
+                    if value_start > fm.start() and short and (not placeholder(value) or named):
                         window = text[fm.start() + 1 : value_start].encode("utf-8")[-REREAD_MAX:]
                         again = value_start - reread_name(window)  # (the name is ASCII: bytes = characters)
             pos = again if 0 <= again < resume else resume

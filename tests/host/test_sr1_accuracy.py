@@ -138,6 +138,11 @@ KNOWN_BELOW = {
     ("sr1-blind-20", "secret:php-session"),
     ("sr1-blind-20", "secret:k8s-secret-data"),
     ("sr1-blind-20", "secret:bip39-mnemonic"),
+    # a password typed at mysql's prompt, told in a sentence; a checklist's `change pw on … (currently
+    # `<pw>`)`, the word far from the value; `PSK=` given words joined by underscores and digits
+    ("sr1-blind-21", "secret:password-cli-flag"),
+    ("sr1-blind-21", "secret:password-prose"),
+    ("sr1-blind-21", "secret:wifi-psk"),
 }
 
 
@@ -176,6 +181,7 @@ SIZES = {
     "sr1-blind-18": (180, 35, 713, 319),
     "sr1-blind-19": (200, 40, 779, 320),
     "sr1-blind-20": (210, 40, 912, 366),
+    "sr1-blind-21": (190, 40, 809, 394),
 }
 
 

@@ -1397,6 +1397,42 @@ CLEAN_ROUND_20 = [
     "pod/billing-worker-7c9d8f6b5x-q2w8z   1/1   Running   0   5m",
 ]
 
+# Round 21's structures (after its first grading), as instances written here: a name that reads like a
+# placeholder is the next assignment's name (`key: stripe_api_key = <key>`); a value whose name stands
+# above it (a plist's key, a Terraform output, a cookie jar's pair); a session cookie named in a
+# sentence; `… via <NAME>. Value:` then the value in the next entry. Kept: an OAuth query's state and
+# nonce beside its code challenge; a cookie jar's theme.
+SECRETS_ROUND_21 = [
+    ("- Notes: key: stripe_api_key = 9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c", "9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c"),
+    (
+        "<dict>\n  <key>SentryAuthToken</key>\n  <string>Qm7vT2xL9pK4wR8nB3cZ5hJ1</string>\n</dict>",
+        "Qm7vT2xL9pK4wR8nB3cZ5hJ1",
+    ),
+    (
+        '"db_admin_password": {\n    "sensitive": true,\n    "type": "string",\n    "value": "Kx7#mQ2vL9zR!p"\n  }',
+        "Kx7#mQ2vL9zR!p",
+    ),
+    (
+        '{\n  "name": "JSESSIONID",\n  "value": "9F3B2C7D1E8A4F6B0C5D2E9A7B1F3C8D"\n}',
+        "9F3B2C7D1E8A4F6B0C5D2E9A7B1F3C8D",
+    ),
+    (
+        "SUP-1182: logout broken, their PHPSESSID is q7vx2lm9rk4wc8np3zs5hd6ty1 still",
+        "q7vx2lm9rk4wc8np3zs5hd6ty1",
+    ),
+]
+ENTRY_ROUND_21 = [
+    (
+        ["Reminder: the worker reads its SMTP password via SMTP_RELAY_PASSWORD. Value:", "Quill#Harbor#7731"],
+        "Quill#Harbor#7731",
+    ),
+]
+CLEAN_ROUND_21 = [
+    "code_challenge=Qm7vT2xL9pK4wR8nB3cZ5hJ1kD6fS0gY2qE7uA4iO9p&code_challenge_method=S256"
+    "&state=9f3b2c7d1e8a4f6b0c5d2e9a7b1f3c8d&nonce=Zq7Xp2Lm9Vr4Tw8Nb3Cz6H",
+    '{"name": "theme", "value": "dark-mode-2024"}',
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
@@ -1404,16 +1440,18 @@ _SECRET_LISTS = (
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
+    (21, SECRETS_ROUND_21),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
+    (21, CLEAN_ROUND_21),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
-    (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19),
+    (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
 )  # fmt: skip
 
 
