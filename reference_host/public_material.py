@@ -150,7 +150,7 @@ _B58_VALUES = {c: i for i, c in enumerate(_B58)}
 _ADDRESS_WORDS = re.compile(
     r"(?i)wallet|address|pubkey|public[ _-]?key|\bmint\b|program[ _-]?id|treasury|solana|\bsol\b|refund"
     r"|deposit|withdraw|payout|recipient|airdrop|lamports|\busdc\b|\bsend\b[^\n]{0,40}\bto\b|payer|\bpublic\b"
-    r"|escrow|authority|\bowner\b"
+    r"|escrow|authority|\bowner\b|\btransfer|\bfrom\b[^\n]{0,60}\bto\b"
 )
 
 

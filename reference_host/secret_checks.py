@@ -1754,6 +1754,15 @@ def _key_id(name: str, value: str) -> bool:
     return openpgp and _FINGERPRINT.fullmatch(value) is not None
 
 
+_JOINED_WORDS_PASSWORD = re.compile(
+    r"[A-Za-z]{3,12}(?:[._-][A-Za-z]{3,12}){1,3}[._-]?[0-9]{2,4}|[A-Za-z]{3,12}[0-9]{2,4}[._-][A-Za-z]{3,12}"
+)
+
+
+_FILLER_WORDS = re.compile(r"(?i)example|sample|dummy|test|fake|placeholder|change|your|default")
+_DIGITS = re.compile(r"[0-9]")
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random or a password a person chose.
@@ -1782,6 +1791,11 @@ def _assigned_value(c: Candidate) -> bool:
         real = True  # `"Velvet470_au"`, `DB_PASS=CactusPinguin6437_Ig`: a literal, not a name
     if not real and literal and lowercase_password(value) and _SAYS_PASSWORD.search(c.before[-80:]):
         real = True  # `"Password": "napoli_ember2194"`: a password's name, its literal
+    joined = _JOINED_WORDS_PASSWORD.fullmatch(value) is not None and _FILLER_WORDS.search(value) is None
+    if not real and joined and not _REFERENCE_START.match(value) and len(set(_DIGITS.findall(value))) > 1:
+        # `storePassword=rocket-orbit_5906`, `authtok = Tiger81.Falcon`: words and digits a person
+        # joined, under a strong name
+        real = name_strength(_assignment(c.before)[1]) == "strong"
     dotted = _dotted_passphrase(value) and not _REFERENCE_START.match(value)  # (`process.env.X`: code)
     if not real and not ((quoted or dotted) and passphrase(value) and not placeholder(value)):
         return False
@@ -2849,7 +2863,7 @@ def _connection_field(c: Candidate) -> bool:
     """`Password=…;` / `Pwd={…;…}` / `password=… ` in a connection string or a DSN (another
     `name=value` pair beside it): anything but a placeholder, a format field or code."""
     value = c.value.strip("{}")
-    if not value or placeholder(value) or _FORMAT.fullmatch(value) or value.startswith("%"):
+    if not value or placeholder(value.rstrip(",")) or _FORMAT.fullmatch(value) or value.startswith("%"):
         return False
     if value.rstrip("),") != value and _IDENTIFIER_VALUE.fullmatch(value.rstrip("),")):
         return False  # a call's keyword argument given a variable (`password=password)`)

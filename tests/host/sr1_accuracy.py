@@ -63,6 +63,7 @@ CORPORA = {
         "sr1-blind-19",
         "sr1-blind-20",
         "sr1-blind-21",
+        "sr1-blind-22",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

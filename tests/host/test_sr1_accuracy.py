@@ -143,6 +143,15 @@ KNOWN_BELOW = {
     ("sr1-blind-21", "secret:password-cli-flag"),
     ("sr1-blind-21", "secret:password-prose"),
     ("sr1-blind-21", "secret:wifi-psk"),
+    # a DevOps PAT after a Django command's `-k`; a key in the note after `Value:`-less prose; a Rails
+    # cookie percent-encoded whole; `La password dell'utente … è <pw>`; an Ansible password of letters
+    # alone; on the shared memoryRef, a transaction hash beside its neighbour
+    ("sr1-blind-22", "secret:azure-devops-pat"),
+    ("sr1-blind-22", "secret:datadog-keys"),
+    ("sr1-blind-22", "secret:rails-session-cookie"),
+    ("sr1-blind-22", "secret:password-prose-i18n"),
+    ("sr1-blind-22", "secret:ansible-password"),
+    ("sr1-blind-22", "clean:blockchain-hash"),
 }
 
 
@@ -182,6 +191,7 @@ SIZES = {
     "sr1-blind-19": (200, 40, 779, 320),
     "sr1-blind-20": (210, 40, 912, 366),
     "sr1-blind-21": (190, 40, 809, 394),
+    "sr1-blind-22": (170, 35, 714, 351),
 }
 
 

@@ -1433,6 +1433,22 @@ CLEAN_ROUND_21 = [
     '{"name": "theme", "value": "dark-mode-2024"}',
 ]
 
+# Round 22's structures (after its first grading), as instances written here: words and digits a person
+# joined under a strong name (`storePassword=rocket-orbit_5906`, `authtok = Tiger81.Falcon`); Redis's
+# `ACL SETUSER … >password`. Kept: a placeholder before a comma (`password=<redacted>,`), addresses in a
+# transfer's `from … to …`, filler words and repeated digits under a key's name.
+SECRETS_ROUND_22 = [
+    ("keyPassword=harbor-lantern_7204", "harbor-lantern_7204"),
+    ('  KIBANA_PASSWORD: "maple.otter_2718"', "maple.otter_2718"),
+    ("ldap_default_authtok = Quill42.Harbor", "Quill42.Harbor"),
+    ("ACL SETUSER reporter on >Zq7Xp2Lm9Vr4Tw8Nb3Cz ~reports:* +@read", "Zq7Xp2Lm9Vr4Tw8Nb3Cz"),
+]
+CLEAN_ROUND_22 = [
+    "log excerpt (scrubbed): password=<redacted>, token=[FILTERED]",
+    "Transfer confirmed: from 7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU to 9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM",
+    '  "apiKey": "sample-api-key-1111"',
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
@@ -1440,14 +1456,14 @@ _SECRET_LISTS = (
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
-    (21, SECRETS_ROUND_21),
+    (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
-    (21, CLEAN_ROUND_21),
+    (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
