@@ -20,6 +20,7 @@ import itertools
 import math
 import re
 import string
+import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -797,6 +798,8 @@ def _key_material(c: Candidate) -> bool:
         return False  # the unique part of a dotted resource id (`ocid1.user.oc1..aaaa…`)
     if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(before[-16:]) or value.startswith(_IMAGE_MAGIC):
         return False
+    if _ENCODED_WORD_BEFORE.search(before[-24:]) and c.after.startswith("?="):
+        return False  # a mail header's encoded word (`=?UTF-8?B?<base64>?=`): text, not a key
     if _IN_PASSWORD_HASH.search(before[-200:]):
         return False  # the salt or the hash of `$argon2id$…$<salt>$<hash>`
     if "://" in _token_before(before) + value[:3]:  # in a URL (userinfo has its own rules)
@@ -917,6 +920,7 @@ _BASE64_PUBLIC_PEM = (
 )
 _PUBLIC_AFTER = re.compile(r"(?i)(?://|#|/\*)[^\n]{0,60}\bpublic\b")
 _ENTITY_TAG = re.compile(r"(?i)(?:etag|if-none-match|if-match)[\"']?[ \t]*[:=][ \t]*(?:W/)?[\"']?\Z")
+_ENCODED_WORD_BEFORE = re.compile(r"=\?[A-Za-z0-9_-]{1,20}\?[BbQq]\?\Z")
 _REQUEST_ID_BEFORE = re.compile(
     r"(?i)(?:extended[ _-]?)?request[ _-]?id[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z"
     r"|x-amz-id-2[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
@@ -1550,7 +1554,7 @@ _URL_PARAMETER = re.compile(r"[?&;][A-Za-z0-9_.-]+=\Z")
 
 
 # Between a name and its value: quotes (escaped too), spaces, = : => ||=, a call's comma.
-_ASSIGN_TAIL = " \t\"'`=:>|,]-\\?："
+_ASSIGN_TAIL = " \t\"'`=:>|,]-\\?：*→"
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
@@ -1768,8 +1772,8 @@ def _assigned_value(c: Candidate) -> bool:
     `the password is value` in prose: the value must be random or a password a person chose.
     Quoted, a strong name's value may be a passphrase of words."""
     value = _credential_of(c.value)
-    if value is None:
-        return False
+    if value is None or (_PERCENT.search(value) and placeholder(urllib.parse.unquote(value))):
+        return False  # (`client_secret=%5BFILTERED%5D`: a placeholder, percent-encoded)
     quoted = _quoted(c)
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
@@ -3139,6 +3143,7 @@ _PRINTS_SECRET = re.compile(
 _MNEMONIC_WORDS = re.compile(r"[a-z]{3,8}(?:[ \t]+[a-z]{3,8}){11,23}")
 _NAMES_LOGIN = re.compile(r"(?i)\blog(?:in|on)\b")
 _LINE_END = re.compile(r"[\"']?[ \t]*\r?(?:[\n\x00]|\Z)")
+_ENV_STYLE_NAME = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
 _NAME_ALONE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{1,60}")
 _ASIDE_TO_END = re.compile(r"[ \t]+\([^()\n\x00]{1,40}\)[ \t]*\r?(?:[\n\x00]|\Z)")  # `  (set 2025-02-01)`
 _VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
@@ -3184,6 +3189,9 @@ def _announced_entry(c: Candidate) -> bool:
     # A note that ends with the secret's name (`… variable serviceApiKey`, `… env var: PASSWORD`)
     last_word = label.rstrip(" \t:").rsplit(None, 1)[-1] if label.strip() else ""
     named = _NAME_ALONE.fullmatch(last_word) is not None and name_strength(last_word) == "strong"
+    # (or a variable's name anywhere in the note: `note to self: ROLLBAR_ACCESS_TOKEN for geo-service`)
+    named = named or any(name_strength(w) == "strong" for w in _ENV_STYLE_NAME.findall(label))
+    named = named or any(w.lower() in _SESSION_COOKIES for w in label.split())  # `… the JSESSIONID …:`
     announces = announces or named
     if aside and not announces:
         return False  # `ami-0fefad63c8d130b77 (ubuntu 22.04)` after any note: an id and what it is
@@ -3214,7 +3222,7 @@ def _announced_entry(c: Candidate) -> bool:
         login = _NAMES_LOGIN.search(label) is not None  # `<host> ssh login backup`, then its password
         says = clause_names_secret(label) or foreign or login or named
         return chosen and not _identifier(values[0]) and says
-    if any(clause_names_secret(part, weak=True) for part in re.split(r"[,;]", label)):
+    if named or any(clause_names_secret(part, weak=True) for part in re.split(r"[,;]", label)):
         return True  # (random, or codes: a weak name's too, `master.key`; `… token, stored below`)
     if _FOREIGN_PASSWORD.search(label):
         return True
@@ -3372,6 +3380,8 @@ def _foreign_key(c: Candidate) -> bool:
     value = c.value.rstrip(",.;")
     if placeholder(value) or "://" in value or value.startswith("//"):
         return False  # (a URL's own rules read the credentials it holds)
+    if len(_CJK.findall(value)) >= 2 or _CJK.sub("", value).lower() in PASSWORD_MANAGERS:
+        return False  # `トークンは1Passwordの共有保管庫にあります`: where it is kept, in a sentence
     if _PAGE_TOKEN.search(c.line_before()):
         return False  # `다음 페이지 토큰(nextPageToken)은 …`: a position in a listing
     said = [m.group() for m in _FOREIGN_KEY_WORD.finditer(c.line_before())]
@@ -3397,7 +3407,7 @@ _VERSION_DIGITS = re.compile(r"[0-9]\.[0-9]")  # `Kubernetes-1.29`: a version, n
 
 _PAIR_HEAD = re.compile(r"([A-Za-z0-9_-]{6,40})[ \t]+/[ \t]+\Z")
 _SAYS_KEY_ANYWHERE = re.compile(
-    r"(?i)key|token|secret|passw|credential|"
+    r"(?i)key|token|secret|passw|credential|rotat|"
     + _RULES_DOCUMENT["defines"]["FOREIGN_KEY"]
     + "|"
     + _RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"]
@@ -3447,6 +3457,21 @@ def _named_above(c: Candidate) -> bool:
         return _random_secret(value, 12) or keyish(value, 12)
     strength = name_strength(name)
     return (strength == "strong" and real_value(value)) or (strength == "weak" and _random_secret(value))
+
+
+_NAMED_AFTER = re.compile(r"\?[ \t]+(?i:that'?s|that is|it'?s|this is)[ \t]+([^\x00\r\n?.!]{3,60})")
+
+
+def _named_after(c: Candidate) -> bool:
+    """`can you try with <value>? that's the JWT signing secret from the vault export`: the clause
+    after the value names a secret; the value random or a password a person chose."""
+    m = _NAMED_AFTER.match(c.after)
+    value = _PERCENT.sub("", c.value)  # (a cookie copied percent-encoded)
+    if m is None or placeholder(value):
+        return False
+    if not (_random_strict(value) or keyish(value, 12) or human_password(value)):
+        return False
+    return clause_names_secret(m.group(1))
 
 
 _CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
@@ -3579,6 +3604,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "code-span": _code_span,
     "credential-pair": _credential_pair,
     "named-above": _named_above,
+    "named-after": _named_after,
     "foreign-password": _foreign_password,
     "mnemonic": _mnemonic,
     "wordlist-mnemonic": _wordlist_mnemonic,

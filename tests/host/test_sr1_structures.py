@@ -1449,6 +1449,39 @@ CLEAN_ROUND_22 = [
     '  "apiKey": "sample-api-key-1111"',
 ]
 
+# Round 23's structures (after its first grading), as instances written here: a Markdown list's bold
+# name and an arrow (`* **NAME** → value`); a value offered in a question and named after it; an id
+# and its secret after `until I rotate it`; a variable's name anywhere in the note before a value, or
+# a session cookie's. Kept: a mail header's encoded word, a placeholder percent-encoded, where a token
+# is kept told in Japanese, and an arrow in prose (`Personal access tokens → Fine-grained`).
+SECRETS_ROUND_23 = [
+    ("* **SMTP_RELAY_PASSWORD** → Harbor#2291x!Q", "Harbor#2291x!Q"),
+    (
+        "Lena: can you try with Qm7vT2xL9pK4wR8nB3cZ5hJ1kD6f? that's the webhook signing secret",
+        "Qm7vT2xL9pK4wR8nB3cZ5hJ1kD6f",
+    ),
+    (
+        "@tom use this Mailgun until I rotate it: key-4a7c9e21 / 9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c",
+        "9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c",
+    ),
+]
+ENTRY_ROUND_23 = [
+    (
+        ["note to self: SENTRY_AUTH_TOKEN for the billing job", "5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d"],
+        "5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d",
+    ),
+    (
+        ["Saving the JSESSIONID support sent:", "9F3B2C7D1E8A4F6B0C5D2E9A7B1F3C8D"],
+        "9F3B2C7D1E8A4F6B0C5D2E9A7B1F3C8D",
+    ),
+]
+CLEAN_ROUND_23 = [
+    "Subject: =?UTF-8?B?QmVzdGVsbHVuZyB2ZXJzZW5kZXQgLSBWaWVsZW4gRGFuayE=?=",
+    "POST /oauth/token grant_type=client_credentials&client_secret=%5BREDACTED%5D",
+    "トークンは1Passwordの共有保管庫にあります。",
+    "open Settings → Developer settings → Personal access tokens → Fine-grained, then pick the repo",
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
@@ -1456,18 +1489,19 @@ _SECRET_LISTS = (
     (10, SECRETS_ROUND_10), (11, SECRETS_ROUND_11), (12, SECRETS_ROUND_12), (13, SECRETS_ROUND_13),
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
-    (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22),
+    (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
     (7, CLEAN_ROUND_7), (8, CLEAN_ROUND_8), (9, CLEAN_ROUND_9), (11, CLEAN_ROUND_11),
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
-    (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22),
+    (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
+    (23, ENTRY_ROUND_23),
 )  # fmt: skip
 
 
