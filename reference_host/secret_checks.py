@@ -798,6 +798,8 @@ def _key_material(c: Candidate) -> bool:
         return False  # the unique part of a dotted resource id (`ocid1.user.oc1..aaaa…`)
     if _HASH_NOTATION.match(value) or _HASH_BEFORE.search(before[-16:]) or value.startswith(_IMAGE_MAGIC):
         return False
+    if before.endswith("..") and _token_before(before[:-2]).startswith("eyJ"):
+        return False  # a detached JWS (`eyJ…..<signature>`, no payload): a signature, public
     if _ENCODED_WORD_BEFORE.search(before[-24:]) and c.after.startswith("?="):
         return False  # a mail header's encoded word (`=?UTF-8?B?<base64>?=`): text, not a key
     if _IN_PASSWORD_HASH.search(before[-200:]):
@@ -1914,6 +1916,7 @@ def _under_ciphertext(before: str) -> bool:
     return True
 
 
+_GPG_LINE = re.compile(r"(?i)\bgpg:|good signature|signed by")
 _FORMAT = re.compile(r"%[sdr]\b|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\{[0-9]?\}")
 _NAMED_FORMAT = re.compile(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]")  # `%(DB_PASSWORD)s` alone
 _FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
@@ -1934,6 +1937,8 @@ def placeholder(value: str) -> bool:
     checked and is no secret."""
     if not value or _placeholder_form(value) or masked(value) or _PASSWORD_HASH.fullmatch(value):
         return True
+    if _FORMAT.fullmatch(value):
+        return True  # a format's field alone (`mysql://report:%s@…`, `{}`)
     words = value.split()
     if len(words) >= 8 and len(set(words)) <= 2:
         return True  # `abandon abandon … about`: a word repeated (BIP-39's all-zero test vector), no secret
@@ -2184,6 +2189,8 @@ def _spaced_value(c: Candidate) -> bool:
     `IDENTIFIED BY 'x'`: a strong name, a space, and a value a person chose (not a word, a flag,
     a path)."""
     line = c.line_before()
+    if _GPG_LINE.search(line):
+        return False  # `gpg: Good signature from "…", key EC56FA1FE31554C3`: a key's id
     quoted = line.endswith(("'", '"', "`"))
     head = line.rstrip("'\"`").rstrip(" \t=")
     core = c.value if quoted else c.value.rstrip(",.;:?)*@")
@@ -2703,7 +2710,22 @@ def _public_column(c: Candidate) -> bool:
 
 
 _NAME_COLUMNS = frozenset(
-    {"name", "key", "setting", "variable", "var", "parameter", "field", "what", "item", "entry"}
+    {
+        "name",
+        "key",
+        "setting",
+        "variable",
+        "var",
+        "parameter",
+        "field",
+        "what",
+        "item",
+        "entry",
+        "key_name",
+        "secret_name",
+        "var_name",
+        "env_var",
+    }
 )
 _VALUE_COLUMNS = frozenset({"value", "val", "secret", "setting_value"})
 
@@ -3438,6 +3460,21 @@ _NAME_ABOVE = (
     re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
     re.compile(r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"),
 )
+# YAML: `- name: PHPSESSID` then `value: …`; Helm's `mqttPassword:` then its `value:` among its children
+_YAML_PARENT = re.compile(
+    r"([ \t]*)-?[ \t]*(?:name:[ \t]*[\"']?)?([A-Za-z0-9_.-]{1,80})[\"']?:?[ \t]*\r?\n"
+    r"(?:\1[ \t]+[A-Za-z0-9_.-]+:[^\x00\r\n]*\r?\n){0,4}\1[ \t]+value:[ \t]*[\"']?"
+)
+
+
+def _yaml_parent(window: str) -> str | None:
+    """The nearest YAML key above a `value:` that holds its value (up to four siblings between)."""
+    starts = [i + 1 for i, ch in enumerate(window) if ch == "\n"][-6:]
+    for pos in reversed(starts):
+        m = _YAML_PARENT.match(window, pos)
+        if m is not None and m.end() == len(window):
+            return m.group(2)
+    return None
 
 
 _ASSIGNMENTS_INSIDE = re.compile(r"[A-Za-z0-9_.-]+=")
@@ -3448,18 +3485,22 @@ def _named_above(c: Candidate) -> bool:
     a weak one's (random)."""
     window = c.before[-420:]
     name = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
+    name = name or _yaml_parent(window)
     value = c.value
     if name is None or placeholder(value):
         return False
     if _ASSIGNMENTS_INSIDE.match(value) and (";" in value or name.lower() in ("cookie", "set-cookie")):
         return False  # a header's `a=…; b=…`: the cookie rules read each of its values
     if name.lower() in _SESSION_COOKIES:
-        return _random_secret(value, 12) or keyish(value, 12)
+        return _random_secret(value, 12) or keyish(value, 12) or (real_value(value) and _generated(value))
     strength = name_strength(name)
     return (strength == "strong" and real_value(value)) or (strength == "weak" and _random_secret(value))
 
 
-_NAMED_AFTER = re.compile(r"\?[ \t]+(?i:that'?s|that is|it'?s|this is)[ \t]+([^\x00\r\n?.!]{3,60})")
+_NAMED_AFTER = re.compile(
+    r"\?[ \t]+(?i:that'?s|that is|it'?s|this is)[ \t]+([^\x00\r\n?.!]{3,60})"
+    r"|[ \t]+\((?i:it'?s|that'?s|this is)[ \t]+([^\x00\r\n()]{3,60})\)"
+)
 
 
 def _named_after(c: Candidate) -> bool:
@@ -3469,9 +3510,38 @@ def _named_after(c: Candidate) -> bool:
     value = _PERCENT.sub("", c.value)  # (a cookie copied percent-encoded)
     if m is None or placeholder(value):
         return False
+    said = m.group(m.lastindex or 1)
+    if any(w.lower() in _SESSION_COOKIES for w in said.split()):  # `(it's the PHP app PHPSESSID)`
+        return real_value(value) and _generated(value)
     if not (_random_strict(value) or keyish(value, 12) or human_password(value)):
         return False
-    return clause_names_secret(m.group(1))
+    return clause_names_secret(said)
+
+
+def _paren_value(c: Candidate) -> bool:
+    """`… gave me the password (<pw>), will move it …`: a strong name right before the parenthesis,
+    and in it a value random or a password a person chose (never a word, a path or a note)."""
+    value = c.value
+    word = _WORDS_BEFORE_PAREN.search(c.before[-64:])
+    if word is None or placeholder(value):
+        return False
+    if name_strength(word.group(2)) != "strong" and name_strength(word.group(1).strip()) != "strong":
+        return False  # (one word, `password (…)`, or two, `API key (…)`)
+    return _random_strict(value) or keyish(value, 12) or human_password(value)
+
+
+_WORDS_BEFORE_PAREN = re.compile(r"((?:[A-Za-z0-9_.-]+[ \t]+)?([A-Za-z0-9_.-]+))[ \t]*\(\Z")
+_AUDIT_PATH = re.compile(r"(?i)path=[^\x00\s]*/([A-Za-z0-9_.-]+)")
+
+
+def _audit_path(c: Candidate) -> bool:
+    """A secret store's audit line whose path's last piece names a secret (strong): the new value,
+    real and random (hex, a key, a 0x key)."""
+    m = next(reversed(list(_AUDIT_PATH.finditer(c.line_before()))), None)
+    if m is None or name_strength(m.group(1)) != "strong" or placeholder(c.value):
+        return False
+    value = c.value.removeprefix("0x")
+    return _random_secret(value, 12) or (is_hex(value) and len(value) >= 16) or human_password(value)
 
 
 _CHAT_CONTEXT = re.compile(r"(?i)rotat|vault|\bcreds\b|credential|passw|\blogin\b|secret")
@@ -3605,6 +3675,8 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "credential-pair": _credential_pair,
     "named-above": _named_above,
     "named-after": _named_after,
+    "paren-value": _paren_value,
+    "audit-path": _audit_path,
     "foreign-password": _foreign_password,
     "mnemonic": _mnemonic,
     "wordlist-mnemonic": _wordlist_mnemonic,

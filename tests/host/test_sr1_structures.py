@@ -1482,6 +1482,35 @@ CLEAN_ROUND_23 = [
     "open Settings → Developer settings → Personal access tokens → Fine-grained, then pick the repo",
 ]
 
+# Round 24's structures (after its first grading), as instances written here: a value in parentheses
+# after the secret's name in prose; a value offered and named in a parenthesis after it; a secret
+# store's audit line (`path=/…/<secret> … new=<value>`); a YAML key whose child `value:` holds it; a CSV
+# whose `key_name` column names the row's value. Kept: a detached JWS, a gpg key id, a format field
+# where a URL's password would be.
+SECRETS_ROUND_24 = [
+    (
+        "Standup: wiring Redis — ana gave me the password (Zr8kQ2mW7xLp4Vn9), moving it to vault",
+        "Zr8kQ2mW7xLp4Vn9",
+    ),
+    ("Can you try with this one? Quill_harbor7731# (it's the preprod admin password)", "Quill_harbor7731#"),
+    (
+        "2024-05-02T10:00:00Z audit user=ops action=secret.update path=/billing/stripe-secret-key old=<none> "
+        "new=9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c",
+        "9c4e1a7b3f8d2e6a0b5c9f1d4e7a2b8c",
+    ),
+    ('billing:\n  smtpPassword:\n    existingSecret: ""\n    value: "Harbor#2291x!Q"', "Harbor#2291x!Q"),
+    (
+        'service,env,key_name,value,rotated\nSentry,prod,SENTRY_AUTH_TOKEN,"5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d",2024-06-01',
+        "5b9e2d7a1c4f8b3e6a0d9c2f7e1b4a8d",
+    ),
+]
+CLEAN_ROUND_24 = [
+    "x-jws-signature: eyJhbGciOiJQUzI1NiJ9..Qm7vT2xL9pK4wR8nB3cZ5hJ1kD6fS0gY2qE7uA4iO9pT3rZ8wM1nB6yV0cX4eF7g",
+    'gpg: Good signature from "ana <ops@example.com>" [ultimate], key 4F9A2C7D1E8B3F6A',
+    "DSN: postgres://report:%s@10.0.3.17/analytics (password filled in at runtime)",
+    '  theme:\n    value: "dark-mode-2024"',
+]
+
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
     (2, SECRETS_ROUND_2), (3, SECRETS_ROUND_3), (4, SECRETS_ROUND_4), (5, SECRETS_ROUND_5),
@@ -1490,6 +1519,7 @@ _SECRET_LISTS = (
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
+    (24, SECRETS_ROUND_24),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1497,6 +1527,7 @@ _CLEAN_LISTS = (
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
+    (24, CLEAN_ROUND_24),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
