@@ -1038,9 +1038,9 @@ def _named_not_secret(before: str) -> bool:
         before = head
     name = assigned_name(before)
     if name and name.lower() == "value":  # a list of pairs (`- name: GITHUB_CLIENT_ID` / `value: …`)
-        pair = _PAIR_NAME_LINE.search(before[-160:])
-        if pair is not None and _SESSION_NAME.search(pair.group(1)) is None:  # (a cookie jar's `sessionid`)
-            name = pair.group(1)
+        above = _name_above(before[-420:])
+        if above is not None and _SESSION_NAME.search(above) is None:  # (a cookie jar's `sessionid`)
+            name = above
     return bool(name) and _names_no_secret(name)
 
 
@@ -1051,11 +1051,6 @@ def _names_no_secret(name: str) -> bool:
 
 _SESSION_NAME = re.compile(r"(?i)sess|sid|cookie|csrf|xsrf|auth|token")
 _OPEN_ELEMENT = re.compile(r"<([A-Za-z_][A-Za-z0-9_.:-]{0,60})>\Z")
-_PAIR_NAME_LINE = re.compile(
-    r"(?:^|\n)[ \t]*-?[ \t]*[\"']?name[\"']?[ \t]*:[ \t]*[\"']?([A-Za-z_][A-Za-z0-9_.-]{0,60})[\"']?"
-    r"[ \t]*,?[ \t]*\r?\n"
-    r"[ \t]*[\"']?value[\"']?[ \t]*:[ \t\"']*\Z"
-)
 _RUN_SEGMENTS = re.compile(r"[^/._+=:-]+")
 
 
@@ -3469,7 +3464,7 @@ _YAML_PARENT = re.compile(
 
 def _yaml_parent(window: str) -> str | None:
     """The nearest YAML key above a `value:` that holds its value (up to four siblings between)."""
-    starts = [i + 1 for i, ch in enumerate(window) if ch == "\n"][-6:]
+    starts = [0, *(i + 1 for i, ch in enumerate(window) if ch == "\n")][-6:]
     for pos in reversed(starts):
         m = _YAML_PARENT.match(window, pos)
         if m is not None and m.end() == len(window):
@@ -3480,12 +3475,17 @@ def _yaml_parent(window: str) -> str | None:
 _ASSIGNMENTS_INSIDE = re.compile(r"[A-Za-z0-9_.-]+=")
 
 
+def _name_above(window: str) -> str | None:
+    """The name standing above the value `window` ends at: a plist's key, a JSON object's parent key,
+    a cookie jar's `"name"`, a YAML key or list pair's (one place for the keep and the catch)."""
+    found = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
+    return found or _yaml_parent(window)
+
+
 def _named_above(c: Candidate) -> bool:
     """A value under the name that stands above it: a session cookie's (random), a strong name's (real),
     a weak one's (random)."""
-    window = c.before[-420:]
-    name = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
-    name = name or _yaml_parent(window)
+    name = _name_above(c.before[-420:])
     value = c.value
     if name is None or placeholder(value):
         return False
