@@ -459,6 +459,8 @@ def _run(c: Candidate) -> bool | str:
         return False  # an address, or ciphertext meant to be committed (`ENC(…)`, `{cipher}…`)
     if _in_secret_manifest(c) and not placeholder(c.value):
         return "credential-assignment"  # a value of a Kubernetes Secret's `data:`, whatever its name
+    if _MEDIA_FILE_KEY.search(c.line_before()):
+        return False  # a ConfigMap's `favicon.ico: AAAB…`: a file's bytes, which its type says are media
     if len(c.value) >= 32 and _key_material(c):
         return True
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
@@ -469,14 +471,38 @@ def _run(c: Candidate) -> bool | str:
             return False  # `PublicClientApplication(client_id="<uuid>")`: the argument's name says id
         if _positional_argument(c):
             return "positional-secret"
+        if _SAYS_BASIC.search(c.line_before()[-80:]) and _basic_literal(c.value):
+            return "basic-auth"  # `AUTH_HEADER = '<base64 of user:password>'`: a Basic credential
         if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
             return "credential-assignment"
         return False
     if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c):
         return "pasted-secret"
-    return "pasted-secret" if _lone_random(c) else False
+    return "pasted-secret" if _lone_random(c) or _expiring_label_value(c) else False
 
 
+# After a value, on its line: it expires (`<key>. Expires end of quarter.`, `<key> (expires 2024-01-27)`);
+# never an HTTP header's `Expires:`.
+_EXPIRES_NEXT = re.compile(r"(?i)[.,;]?[ \t]+\(?(?:expires|expiring|valid until|rotate by)\b(?![ \t]*:)")
+
+
+def _expiring_label_value(c: Candidate) -> bool:
+    """`Note to self — Vonage (staging): <key>. Expires end of quarter.`: a random value after a
+    label's colon, kept with its expiry date: a credential (an id has no lifetime), where the label
+    names nothing else (`ETag:`, `build id:`)."""
+    if not c.before.endswith(": ") or _EXPIRES_NEXT.match(c.after) is None or placeholder(c.value):
+        return False
+    if not (_random_strict(c.value) or keyish(c.value, 12)):
+        return False
+    said = {w for n in _NAMEISH.findall(c.line_before()[-120:]) for w in _words(n)}
+    return said.isdisjoint(_OTHER_CONTEXT) and said.isdisjoint(NOT_SECRET_NAME_WORDS)
+
+
+# A file's name as a key, of a type that holds media, not keys (`favicon.ico:`, `"logo.png":`).
+_MEDIA_FILE_KEY = re.compile(
+    r"(?i)[A-Za-z0-9_-]\.(?:ico|png|jpe?g|gif|webp|svg|bmp|tiff?|woff2?|ttf|otf|eot|mp3|wav|ogg|mp4|webm|pdf)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
+)
 _KEYWORD_ARGUMENT = re.compile(r"[(,][ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*[\"']\Z")
 _MIXED_ALNUM = re.compile(r"(?=[^a-z]*[a-z])(?=[^A-Z]*[A-Z])(?=[^0-9]*[0-9])[A-Za-z0-9]{24,31}")
 
@@ -1044,6 +1070,11 @@ def _named_not_secret(before: str) -> bool:
     return bool(name) and _names_no_secret(name)
 
 
+def _strong_variable(text: str) -> bool:
+    """A variable's name alone that says secret (`VONAGE_API_SECRET`): an aside naming the value."""
+    return _ENV_STYLE_NAME.fullmatch(text) is not None and name_strength(text) == "strong"
+
+
 def _names_no_secret(name: str) -> bool:
     """A name that says what a value is, and that it is not a secret (`clientId`, `GITHUB_CLIENT_ID`)."""
     return name_strength(name) is None and any(w in NOT_SECRET_NAME_WORDS for w in _words(name))
@@ -1108,6 +1139,23 @@ def basic_credential(data: bytes) -> bool:
         return False
     password = data.split(b":", 1)[1].decode("ascii", "replace")
     return keyish(password, 8) or human_password(password) or _generated(password)
+
+
+_SAYS_BASIC = re.compile(r"(?i)auth|basic|cred|login")
+
+
+def _basic_literal(value: str) -> bool:
+    """A literal that is base64 of printable `user:password` and nothing else."""
+    core = value.rstrip("=")
+    if len(core) % 4 == 1 or not core.isascii():
+        return False
+    try:
+        data = base64.b64decode(core + "=" * (-len(core) % 4), validate=True)
+    except ValueError:
+        return False
+    if not (data.isascii() and data.decode().isprintable()) or data.split(b":", 1)[0].isdigit():
+        return False  # (a GraphQL node id: `04:User…`)
+    return basic_credential(data)
 
 
 def _basic_token(c: Candidate) -> bool:
@@ -1411,6 +1459,21 @@ def _path(value: str) -> bool:
     return all(_wordlike(s) for s in re.split(r"[/\\.~:_-]+", value) if s)
 
 
+# A secret store's address for one version of a secret (Azure Key Vault's
+# `https://<vault>.vault.azure.net/secrets/<name>/<version>`, `…/secrets/<name>/versions/<n>`): where
+# the value is kept, not the value.
+_SECRET_VERSION_PATH = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://[A-Za-z0-9.-]+(?::[0-9]{1,5})?)?[A-Za-z0-9_./-]*?/?(?i:secrets|keys)/"
+    r"([A-Za-z0-9_.-]{1,127})/(?:versions/)?(?:[0-9a-f]{32}|[0-9]{1,6}|latest)/?"
+)
+
+
+def _secret_version_path(value: str) -> bool:
+    """`…/secrets/SqlPassword/ab45e358…`: a secret's name in words, then its version."""
+    m = _SECRET_VERSION_PATH.fullmatch(value)
+    return m is not None and _wordlike(m.group(1).replace("-", "").replace("_", ""))
+
+
 @_value_cache
 def real_value(value: str, *, code: bool = True) -> bool:
     """Not a placeholder, a variable or code reference, a path, a hash, a number or one short word.
@@ -1418,8 +1481,8 @@ def real_value(value: str, *, code: bool = True) -> bool:
     value = value.strip()
     if len(value) < 6 or placeholder(value) or _NUMBER.fullmatch(value) or _SHORT_WORD.fullmatch(value):
         return False
-    if _ETH_ADDRESS.fullmatch(value):
-        return False  # an account's address (0x and 40 hex digits): public
+    if _ETH_ADDRESS.fullmatch(value) or _secret_version_path(value):
+        return False  # an account's address (0x and 40 hex digits): public; where a secret is kept
     if code and _REFERENCE_START.match(value) and _DOTTED.fullmatch(value):
         return False  # `process.env.SMTP_PASSWORD`: code that reads a value (its capitals look random)
     if _dense_random(value):
@@ -1603,7 +1666,8 @@ _PROSE_TAILS = tuple(
 # Between a name and its value, besides `=`, `:` and quotes: a value field (`- name: X` then
 # `value: v`), a lookup's default (`process.env.X || 'v'`, `.get("X") or "v"`).
 _FIELD_TAIL = re.compile(
-    r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?value[\"']?[ \t]*[:=][ \t]*[\"'`]?\Z"
+    r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?(?:[a-z]{1,20}:)?value[\"']?"
+    r"[ \t]*[:=][ \t]*[\"'`]?\Z"
     r"|[\"'`\])]*[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
 )
 # An HCL block's default after its name (`variable "db_password" { default = "…" }`).
@@ -1698,6 +1762,18 @@ def _assignment(before: str) -> tuple[str, str]:
     return before, typed.group(1) if typed else name
 
 
+_SETTING = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]{0,30})=([A-Za-z]{1,12}|[0-9]{1,10})")
+
+
+def _encoded_settings(text: str) -> bool:
+    """`analytics=false&ads=false`: names set to words or small numbers, not a secret's value."""
+    parts = re.split(r"[&;,|]", text)
+    return len(parts) >= 2 and all(
+        (m := _SETTING.fullmatch(p)) is not None and (m.group(2).isdigit() or _wordlike(m.group(2)))
+        for p in parts
+    )
+
+
 def _quoted(c: Candidate) -> bool:
     """The value stands between a pair of quotes: a string literal, never a type or a call."""
     q = c.before[-1:]
@@ -1764,6 +1840,14 @@ _FILLER_WORDS = re.compile(r"(?i)example|sample|dummy|test|fake|placeholder|chan
 _DIGITS = re.compile(r"[0-9]")
 
 
+def joined_password(value: str) -> bool:
+    """Words and digits a person joined (`rocket-orbit_5906`, `Tiger81.Falcon`): a password under a
+    strong name, never a filler's (`change-me-12`) or a reference (`process.env.X`)."""
+    if _JOINED_WORDS_PASSWORD.fullmatch(value) is None or _FILLER_WORDS.search(value):
+        return False
+    return not _REFERENCE_START.match(value) and len(set(_DIGITS.findall(value))) > 1
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random or a password a person chose.
@@ -1771,6 +1855,8 @@ def _assigned_value(c: Candidate) -> bool:
     value = _credential_of(c.value)
     if value is None or (_PERCENT.search(value) and placeholder(urllib.parse.unquote(value))):
         return False  # (`client_secret=%5BFILTERED%5D`: a placeholder, percent-encoded)
+    if _PERCENT.search(value) and _encoded_settings(urllib.parse.unquote(value)):
+        return False  # a consent cookie's `analytics%3Dfalse%26ads%3Dfalse`: settings, percent-encoded
     quoted = _quoted(c)
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
@@ -1792,8 +1878,7 @@ def _assigned_value(c: Candidate) -> bool:
         real = True  # `"Velvet470_au"`, `DB_PASS=CactusPinguin6437_Ig`: a literal, not a name
     if not real and literal and lowercase_password(value) and _SAYS_PASSWORD.search(c.before[-80:]):
         real = True  # `"Password": "napoli_ember2194"`: a password's name, its literal
-    joined = _JOINED_WORDS_PASSWORD.fullmatch(value) is not None and _FILLER_WORDS.search(value) is None
-    if not real and joined and not _REFERENCE_START.match(value) and len(set(_DIGITS.findall(value))) > 1:
+    if not real and joined_password(value):
         # `storePassword=rocket-orbit_5906`, `authtok = Tiger81.Falcon`: words and digits a person
         # joined, under a strong name
         real = name_strength(_assignment(c.before)[1]) == "strong"
@@ -1811,7 +1896,8 @@ def _assigned_value(c: Candidate) -> bool:
     if value.startswith("--"):
         return False  # a flag (`"get-token", "--cluster-name"`), not a value
     aside = _TRAILING_ASIDE.search(c.before.rstrip(_ASSIGN_TAIL.replace(")", "")))
-    if aside is not None and not _NAMED_OTHER.isdisjoint(_words(aside.group().strip(" ()"))):
+    said = aside.group().strip(" ()") if aside is not None else ""
+    if said and not _NAMED_OTHER.isdisjoint(_words(said)) and not _strong_variable(said):
         return False  # `the signing key (kid): …`: the aside says it is the key's id
     if strength is not None:
         at = before.rfind(name) if name else -1
@@ -1865,6 +1951,8 @@ def _prose_word(word: str) -> bool:
     (`Staging`), or of a script without case (`はこちらです`); not a name in capitals or a token."""
     if _PROSE_WORD.fullmatch(word) is None or any(ch.isdigit() or ch == "_" for ch in word):
         return False
+    if word == "I":
+        return True  # (`… password until I rotate it tomorrow: …`)
     return word == word.lower() or (word[0].isupper() and word[1:] == word[1:].lower() and len(word) > 1)
 
 
@@ -2750,6 +2838,9 @@ def _table_cell(c: Candidate) -> bool:
     whole_row = (
         lines[-1] + re.split(r"[\r\n\x00]", rest, maxsplit=1)[0]
     )  # the row's width counts its cells after
+    before_cell = lines[-1].rstrip(" \t")[:-1].rsplit(delimiter, 1)[-1].strip().strip('"`*')
+    if _strong_variable(before_cell):
+        return True  # `reporting,Android keystore,RELEASE_KEY_PASSWORD,<pw>,2022-05-13`: its variable
     header = _table_header([*lines[:-1], whole_row], delimiter)
     if header is None:
         return False
@@ -2998,7 +3089,7 @@ def _foreign_password(c: Candidate) -> bool:
     if _CJK.sub("", value).lower() in PASSWORD_MANAGERS:
         return False  # where it is kept (`비밀번호는 1Password 공유 금고에…`), not what it is
     return not placeholder(value) and (
-        _password_value(value) or _generated(value) or lowercase_password(value)
+        _password_value(value) or _generated(value) or lowercase_password(value) or joined_password(value)
     )
 
 
@@ -3009,6 +3100,15 @@ PASSWORD_MANAGERS = frozenset(
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-\uff60]")
+
+
+# A word for `now` that continues the sentence after its verb (the rules file's `FOREIGN_NOW`).
+_NOW_WORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_NOW"])
+
+
+def _prose_passphrase(c: Candidate) -> bool:
+    """Words after a password's verb, as a passphrase; not the sentence going on (`… ist jetzt im Tresor`)."""
+    return passphrase(c.value) and not _NOW_WORD.match(c.value).group()
 
 
 # The words that say a mnemonic follows, in any language: the rules file's gate `mnemonic`.
@@ -3168,9 +3268,29 @@ _VALUE_WORD_END = re.compile(r"(?i)[.;,]?[ \t]+(?:value|valor|wert|valeur)[ \t]*
 _ARROW_LEAD = re.compile(r"(?<=\x00)[ \t]*(?:→|->|=>)\Z")
 _NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
+# What follows a value and says it expires (`<value>` then `(expires 2024-01-27)`): a credential's
+# lifetime; an id has none.
+_EXPIRES_AFTER = re.compile(
+    r"(?i)[ \t]*(?:\r?[\n\x00][ \t]*|[ \t]+)\(?[ \t]*"
+    r"(?:expires|expiry|expiring|valid until|valid through|rotate by)\b(?![ \t]*:)"
+)
 # A license key or a TOTP seed as shown: capitals and digits, both.
 _UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
 _CODE_LIKE = re.compile(r"[0-9A-Z]{8,12}|[0-9a-z]{4,6}-[0-9a-z]{4,6}|[0-9]{4}[ -]?[0-9]{4}")
+
+
+_USER_ALONE = re.compile(r"[A-Za-z][A-Za-z0-9._@-]{1,40}")
+_SAYS_CREDENTIALS = re.compile(r"(?i)\b(?:credentials|creds|login|logon|account)\b")
+
+
+def _label_above_user(entries: str, previous: str) -> str:
+    """A note, a user, then the password, an entry each (`the NAS credentials` / `priya` / `<pw>`):
+    the note two entries up is the password's label where the entry between is a user name alone."""
+    if _USER_ALONE.fullmatch(previous) is None or name_strength(previous) is not None:
+        return previous
+    head = entries[: entries.rfind("\x00")]
+    above = head[head.rfind("\x00") + 1 :].rstrip() if head else ""
+    return above if above and "\n" not in above and _SAYS_CREDENTIALS.search(above) else previous
 
 
 def _announced_entry(c: Candidate) -> bool:
@@ -3194,6 +3314,8 @@ def _announced_entry(c: Candidate) -> bool:
         return False
     previous = before[:-1]
     previous = previous[previous.rfind("\x00") + 1 :].rstrip()
+    user_between = (label_above := _label_above_user(before[:-1], previous)) is not previous
+    previous = label_above
     last_line = previous[previous.rfind("\n") + 1 :]
     label = _ASIDE.sub(" ", last_line)
     label = _VALUE_WORD_END.sub(":", label)  # `… via LDAP_BIND_PASSWORD. Value:`: the value follows
@@ -3203,6 +3325,8 @@ def _announced_entry(c: Candidate) -> bool:
         return "\n" not in value and (_random_strict(value) or keyish(value, 10) or human_password(value))
     announces = label.rstrip().endswith(":") or _POINTS_ON.search(label) is not None
     announces = announces or _NEXT_NOTE.search(last_line) is not None  # `(value in the next note)`
+    expiring = _EXPIRES_AFTER.match(c.after) is not None
+    announces = announces or expiring
     # A note that ends with the secret's name (`… variable serviceApiKey`, `… env var: PASSWORD`)
     last_word = label.rstrip(" \t:").rsplit(None, 1)[-1] if label.strip() else ""
     named = _NAME_ALONE.fullmatch(last_word) is not None and name_strength(last_word) == "strong"
@@ -3228,6 +3352,8 @@ def _announced_entry(c: Candidate) -> bool:
         return False  # ULIDs (sortable ids, their first characters a timestamp), not values kept for later
     if digest and not announces:
         return False  # a digest's length: a key only where the note before announces it (`…:`)
+    if user_between and len(values) == 1:  # a login's note, its user, then this: the user's password
+        return _random_strict(values[0]) or keyish(values[0], 10) or human_password(values[0])
     if len(values) > 1:
         if sum(bool(_CODE_LIKE.fullmatch(v) or keyish(v, 8)) for v in values) * 2 <= len(values):
             return False
@@ -3241,6 +3367,8 @@ def _announced_entry(c: Candidate) -> bool:
         return chosen and not _identifier(values[0]) and says
     if named or any(clause_names_secret(part, weak=True) for part in re.split(r"[,;]", label)):
         return True  # (random, or codes: a weak name's too, `master.key`; `… token, stored below`)
+    if expiring and len(values) == 1 and (_random_strict(values[0]) or keyish(values[0], 12)):
+        return True  # a random value kept with its expiry date: a credential (`Note to self — Postmark`)
     if _FOREIGN_PASSWORD.search(label):
         return True
     tail = " ".join(_SPAN_WORDS.findall(label)[-2:])
@@ -3455,6 +3583,16 @@ _NAME_ABOVE = (
     re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
     re.compile(r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"),
 )
+# A console's read that names the value it printed on the next line (`localStorage.getItem("x")`,
+# `echo $X`, `process.env.X`): the rule of the same shape finds it.
+_READ_ABOVE = re.compile(
+    r"(?:(?:getItem|getItemAsync|getString|getenv|getEnv|environ|environ\.get|env\.get|ENV\.fetch|ENV|getSecret"
+    r"|get_secret)[ \t]*[(\[][ \t]*[\"'`]|(?:process\.env|localStorage|sessionStorage|os\.environ)\."
+    r"|printenv[ \t]+|echo[ \t]+[\"']?\$\{?|\$env:|jsonpath=[\"']?\{\.data\.)"
+    r"([A-Za-z0-9_.:-]{1,80})[\"'`]?[ \t]*[)\]]?\}?[\"']?"
+    r"(?:[ \t]*\|[ \t]*base64[ \t]+-{1,2}[dD](?:ecode)?)?[ \t;]*\r?\n"
+    r"[ \t]*(?:<[·<-]?|←|=>|Out\[[0-9]{1,4}\]:)?[ \t]*[\"']?\Z"
+)
 # YAML: `- name: PHPSESSID` then `value: …`; Helm's `mqttPassword:` then its `value:` among its children
 _YAML_PARENT = re.compile(
     r"([ \t]*)-?[ \t]*(?:name:[ \t]*[\"']?)?([A-Za-z0-9_.-]{1,80})[\"']?:?[ \t]*\r?\n"
@@ -3479,6 +3617,9 @@ def _name_above(window: str) -> str | None:
     """The name standing above the value `window` ends at: a plist's key, a JSON object's parent key,
     a cookie jar's `"name"`, a YAML key or list pair's (one place for the keep and the catch)."""
     found = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
+    read = _READ_ABOVE.search(window[-200:]) if found is None else None
+    if read is not None:
+        return read.group(1).rsplit(".", 1)[-1].rsplit(":", 1)[-1]  # (`com.acme.apiToken`, `$env:X`)
     return found or _yaml_parent(window)
 
 
@@ -3646,7 +3787,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "prose-label": _prose_label,
-    "passphrase": lambda c: passphrase(c.value),
+    "passphrase": _prose_passphrase,
     "element-value": _element_value,
     "not-placeholder": _not_placeholder,
     "random-user": _random_user,

@@ -64,6 +64,8 @@ CORPORA = {
         "sr1-blind-20",
         "sr1-blind-21",
         "sr1-blind-22",
+        "sr1-blind-24",
+        "sr1-blind-25",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

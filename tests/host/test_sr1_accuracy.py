@@ -152,6 +152,11 @@ KNOWN_BELOW = {
     ("sr1-blind-22", "secret:password-prose-i18n"),
     ("sr1-blind-22", "secret:ansible-password"),
     ("sr1-blind-22", "clean:blockchain-hash"),
+    # an AWS access key id in prose, redacted by decision (docs/sr1-redaction.md: an `AKIA` id is
+    # half a credential); a chat's second message holding only a password after `ok new RabbitMQ
+    # creds`, its timestamp before the speaker
+    ("sr1-blind-24", "clean:public-client-identifier"),
+    ("sr1-blind-24", "secret:rabbitmq-password"),
 }
 
 
@@ -192,6 +197,8 @@ SIZES = {
     "sr1-blind-20": (210, 40, 912, 366),
     "sr1-blind-21": (190, 40, 809, 394),
     "sr1-blind-22": (170, 35, 714, 351),
+    "sr1-blind-24": (190, 35, 840, 358),
+    "sr1-blind-25": (190, 35, 676, 343),
 }
 
 

@@ -1510,6 +1510,75 @@ CLEAN_ROUND_24 = [
     "DSN: postgres://report:%s@10.0.3.17/analytics (password filled in at runtime)",
     '  theme:\n    value: "dark-mode-2024"',
 ]
+SECRETS_ROUND_25 = [
+    # a console's read that names the value printed under it
+    ("> sessionStorage.getItem('stripeSecretKey')\n< 'Wq8Zr2Lp5Xv9Tb3N'", "Wq8Zr2Lp5Xv9Tb3N"),
+    (">>> os.environ[\"SENDGRID_PASSWORD\"]\n'kV9#pL2mQ7xR'", "kV9#pL2mQ7xR"),
+    ("$ printenv MAILGUN_API_KEY\n3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e", "3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e"),
+    ("PS C:\\ops> $env:JIRA_API_TOKEN\nQ7rT2yU8iO4pA6sD9fG1hJ3k", "Q7rT2yU8iO4pA6sD9fG1hJ3k"),
+    (
+        '$ kubectl -n pay get secret pay-db -o jsonpath="{.data.db_password}" | base64 --decode\nHm4!pQ8zR2vL6wX',
+        "Hm4!pQ8zR2vL6wX",
+    ),
+    # an Android manifest's name and value attributes
+    (
+        '<meta-data android:name="io.acme.SIGNING_SECRET" android:value="7d3f9b1e5c8a2f6d0b4e9a7c3f1d8b5e"/>',
+        "7d3f9b1e5c8a2f6d0b4e9a7c3f1d8b5e",
+    ),
+    # an aside that names the variable
+    ("Ops handover — Mailjet secret (MAILJET_API_SECRET): Tz8qW3nB6vY1mK4p", "Tz8qW3nB6vY1mK4p"),
+    # words and digits joined, and `now`, in other languages' prose
+    ("A senha do banco de homologação é falcon-river-83", "falcon-river-83"),
+    ("Das Admin-Passwort ist jetzt Rk7#mQ2vX9pL", "Rk7#mQ2vX9pL"),
+    (
+        "Zugang für das Grafana-Staging: 4f7b2d9e1a6c3f8b5d0e7a2c9f4b1d6e8a3c5f7b",
+        "4f7b2d9e1a6c3f8b5d0e7a2c9f4b1d6e8a3c5f7b",
+    ),
+    # a value kept with its expiry
+    ("Reminder — Sendinblue (prod): Vb7nQ2xZ9kL4pR8w. Expires in March.", "Vb7nQ2xZ9kL4pR8w"),
+    # a row whose cell before names the variable; a Basic credential's base64 as a literal
+    (
+        "billing,Braintree,BRAINTREE_PRIVATE_KEY,9f3b7d1a5c8e2f6b4d0a7c3e1f5b9d2a,2023-11-02",
+        "9f3b7d1a5c8e2f6b4d0a7c3e1f5b9d2a",
+    ),
+    ('basic_auth = "ZGVwbG95X2JvdDpUcjcja1cycFo5eFE="', "ZGVwbG95X2JvdDpUcjcja1cycFo5eFE="),
+    ("use this SMTP password until I change it on Monday: lantern_k8w2q_41", "lantern_k8w2q_41"),
+]
+CLEAN_ROUND_25 = [
+    '{"DbPasswordSecret": "https://corp-kv.vault.azure.net/secrets/DbPassword/7c1e4b9f2a5d8c3e6b0f1a4d7e9c2b5f"}',
+    "Cookie: cookie_prefs=analytics%3Dtrue%26ads%3Dfalse; lang=de",
+    "> localStorage.getItem(\"tokenExpiresAt\")\n< '1735689600000'",
+    'String pw = System.getenv("SMTP_PASSWORD");\nmailer.login(user, pw);',
+    "$ echo $API_TOKEN_PATH\n/var/run/secrets/api-token",
+    "Das Passwort ist jetzt im Tresor hinterlegt.",
+    "binaryData:\n  logo.png: iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
+    'ETag: "5d41402abc4b2a76b9719d911017c592"\nExpires: Thu, 01 Jan 2026 00:00:00 GMT',
+    "Invoice id: 7c9e6679-7425-40de-944b-e07fc1f90ae7 (expires 2025-01-31)",
+    '{"ok": true, "response_metadata": {"next_cursor": "dXNlcjpVMEc5UUY5QzY="}}',
+]
+ENTRY_ROUND_25 = [
+    (
+        [
+            "Note to self — Postmark for invoices",
+            "9b2f7d4e-1c6a-4e8b-a3f5-7d9c1e2b4a6f\n(expires 2025-03-01)",
+        ],
+        "9b2f7d4e-1c6a-4e8b-a3f5-7d9c1e2b4a6f",
+    ),
+    (
+        ["Mailgun for billing", "4c8e2a7f1d9b3e6a5c0f8d2b7e4a1c9f\n(valid until end of June)"],
+        "4c8e2a7f1d9b3e6a5c0f8d2b7e4a1c9f",
+    ),
+]
+
+
+def test_round_25_password_two_entries_below_its_login_note_is_redacted(redactor: Redactor) -> None:
+    """A login's note, its user, then its password, an entry each."""
+    parts = ["the staging Jenkins login", "deploy", "Wz4!kP9qR2mX7vL"]
+    out = redactor.redact_parts(parts)
+    assert out[:2] == parts[:2] and "Wz4!kP9qR2mX7vL" not in out[2], out
+    kept = ["the staging Jenkins login", "deploy", "release-notes"]
+    assert redactor.redact_parts(kept) == kept
+
 
 # Every round's instances, one test for each kind of instance; the ids stay `round<N>-<kind>-<i>`.
 _SECRET_LISTS = (
@@ -1519,7 +1588,7 @@ _SECRET_LISTS = (
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
-    (24, SECRETS_ROUND_24),
+    (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1527,12 +1596,12 @@ _CLEAN_LISTS = (
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
-    (24, CLEAN_ROUND_24),
+    (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
-    (23, ENTRY_ROUND_23),
+    (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25),
 )  # fmt: skip
 
 
