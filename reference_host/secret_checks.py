@@ -845,6 +845,9 @@ def _key_material(c: Candidate) -> bool:
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
+    pair = _KEY_PAIR_BEFORE.search(before[-48:])
+    if pair is not None and pair.group(1).lower() in _DATA_KEY_WORDS:
+        return False  # `# restored key: v2-deps-…`: the word before `key` says which key (a cache's)
     if _REQUEST_ID_BEFORE.search(before[-48:]) or _POD_NAME.fullmatch(value):
         return False  # S3's `ExtendedRequestId …` (x-amz-id-2); a pod's name (`auth-gw-f78vd5wk3d-te8q4`)
     if _DATA_TOKEN_NAME.search(before[-48:]) or _CACHE_KEY.search(c.line_before()):
@@ -955,6 +958,9 @@ _REQUEST_ID_BEFORE = re.compile(
 )
 _POD_NAME = re.compile(r"(?:pods?/|po/)?[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{6,10}-[a-z0-9]{5}")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
+# The word before `key` in prose that says it is a key of data (`# restored key: v2-deps-…`).
+_DATA_KEY_WORDS = frozenset({"restored", "restore", "cache", "cached", "idempotency", "dedup", "dedupe"})
+_KEY_PAIR_BEFORE = re.compile(r"([A-Za-z]{2,16})[ ](?i:key|token)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
 _HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*(?:0x)?[0-9a-fA-F]{16,}[A-Za-z]?")
 # A document's path: collections and their documents' ids (`users/<id>/orders/<id>`).
@@ -1043,7 +1049,7 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
      "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state", "peer",
-     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload", "data"}
+     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload", "data", "spki"}
 )  # fmt: skip
 
 
@@ -1081,6 +1087,7 @@ def _names_no_secret(name: str) -> bool:
 
 
 _SESSION_NAME = re.compile(r"(?i)sess|sid|cookie|csrf|xsrf|auth|token")
+_LOGGED_IN_COOKIE = re.compile(r"(?i)[a-z0-9]*_logged_in_[0-9a-f]{32}\Z")  # WordPress's session cookie
 _OPEN_ELEMENT = re.compile(r"<([A-Za-z_][A-Za-z0-9_.:-]{0,60})>\Z")
 _RUN_SEGMENTS = re.compile(r"[^/._+=:-]+")
 
@@ -1171,7 +1178,7 @@ def _basic_token(c: Candidate) -> bool:
 
 # `passed`, `passes`, `passing` and `author` are plain words: base64 of "all tests passed" is text.
 _SECRET_WORDS_INSIDE = re.compile(
-    rb"(?i)pass(?!(?:ed|es|ing)\b)|secret|token|auth(?!or)|key|credential|private"
+    rb"(?i)(?<!proxy_)(?<!fastcgi_)(?<!uwsgi_)pass(?!(?:ed|es|ing)\b)|secret|token|auth(?!or)|key|credential|private"
 )
 
 
@@ -1192,7 +1199,7 @@ STRONG_PAIRS = frozenset(
      ("shared", "key"), ("preshared", "key"), ("seed", "phrase"),
      ("recovery", "key"), ("license", "key"), ("app", "key"), ("write", "key"), ("admin", "key"),
      ("recovery", "phrase"), ("secret", "phrase"), ("backup", "phrase"), ("seed", "words"),
-     ("recovery", "codes"), ("backup", "codes"), ("wallet", "key")}
+     ("recovery", "codes"), ("backup", "codes"), ("recovery", "code"), ("backup", "code"), ("wallet", "key")}
 )  # fmt: skip
 # Weak: a secret's only when random (`seed: 42` is a number, `accounts: ["0x<64 hex>"]` a wallet's keys).
 WEAK_WORDS = frozenset(
@@ -1247,7 +1254,7 @@ NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
      "result", "instrumentation", "continuation", "pagination", "cursor", "idempotency", "hash",
      "range", "row", "object", "lock", "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique",
-     "composite", "shard",
+     "composite", "shard", "restored", "restore",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
      # a reference to a Secret object by its name (`existingSecret: reporting-sendgrid`)
@@ -1456,9 +1463,14 @@ def _path(value: str) -> bool:
     `projects/acme/secrets/api-key/versions/latest`)."""
     if "/" not in value and "\\" not in value:
         return False
-    return all(_wordlike(s) for s in re.split(r"[/\\.~:_-]+", value) if s)
+    pieces = [s for s in re.split(r"[/\\.~:_-]+", value) if s]
+    if all(_wordlike(s) for s in pieces):
+        return True
+    # a date's or a number's pieces among words (`exports/2026-01-02/orders.csv`)
+    return all(_wordlike(s) or s.isdigit() for s in pieces) and sum(map(_wordlike, pieces)) >= 2
 
 
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./-]+")
 # A secret store's address for one version of a secret (Azure Key Vault's
 # `https://<vault>.vault.azure.net/secrets/<name>/<version>`, `…/secrets/<name>/versions/<n>`): where
 # the value is kept, not the value.
@@ -1485,6 +1497,8 @@ def real_value(value: str, *, code: bool = True) -> bool:
         return False  # an account's address (0x and 40 hex digits): public; where a secret is kept
     if code and _REFERENCE_START.match(value) and _DOTTED.fullmatch(value):
         return False  # `process.env.SMTP_PASSWORD`: code that reads a value (its capitals look random)
+    if value.count("/") >= 2 and _PLAIN_PATH.fullmatch(value) and _path(value):
+        return False  # a path in words, dates among them (`exports/2026-01-02/orders.csv`)
     if _dense_random(value):
         return True  # `(4*8n!o(co8aci#v4hi%t$…`: random by itself, whatever it starts with
     if _WORDS_ONLY.fullmatch(value) or _identifier(value) or _code_start(value) or _names_a_secret(value):
@@ -1621,7 +1635,8 @@ _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 _TRAILING_ASIDE = re.compile(r"[ \t]+\([^()\n]{1,30}\)\Z")
 _CONVERSION = re.compile(
-    r"(?:\[\]byte|bytes|bytes\.fromhex|Buffer\.from|Convert\.From(?:Base64|Hex)String)\([\"'`]?\Z"
+    r"(?:\[\]byte|bytes|bytes\.fromhex|Buffer\.from|Convert\.From(?:Base64|Hex)String"
+    r"|(?:HexFormat\.of\(\)\.)?parseHex|decodeHex|hex::decode|Hex\.decode)\([\"'`]?\Z"
 )
 
 
@@ -1658,7 +1673,7 @@ def assigned_name(before: str) -> str:
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
 _PROSE_TAILS = tuple(
     re.compile(
-        rf"(?i)[ \t]+((?:[A-Za-z0-9_.-]{{1,20}}[ \t]+){{{k}}})"
+        rf"(?i)[ \t]+((?:[A-Za-z0-9_.'’-]{{1,20}}[ \t]+){{{k}}})"
         r"(?:is|was|are|to|è|é|est|ist|är|auf|naar|para):?[ \t]+[\"'`]?\Z"
     )
     for k in range(7)
@@ -1669,6 +1684,7 @@ _FIELD_TAIL = re.compile(
     r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?(?:[a-z]{1,20}:)?value[\"']?"
     r"[ \t]*[:=][ \t]*[\"'`]?\Z"
     r"|[\"'`\])]*[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
+    r"|[\"'`\])]*\.unwrap_or(?:_else)?\([ \t]*(?:\|_?\|[ \t]*)?[\"'`]\Z"
 )
 # An HCL block's default after its name (`variable "db_password" { default = "…" }`).
 _BLOCK_DEFAULT = re.compile(r"(?i)[\"']?[ \t]*\{[^{}]*\b(?:default|value)[ \t]*=[ \t]*[\"']?\Z")
@@ -1762,6 +1778,7 @@ def _assignment(before: str) -> tuple[str, str]:
     return before, typed.group(1) if typed else name
 
 
+_MASK_AFTER = re.compile(r"<[A-Za-z _.-]{1,30}>")
 _SETTING = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]{0,30})=([A-Za-z]{1,12}|[0-9]{1,10})")
 
 
@@ -1861,6 +1878,8 @@ def _assigned_value(c: Candidate) -> bool:
     in_code = _URL_PARAMETER.search(c.before[-64:]) is None
     if _cut_short(c) or (not quoted and (_type_annotation(c) or _code_expression(c))):
         return False
+    if _MASK_AFTER.match(c.after):
+        return False  # `sk_live_<redacted>`: a prefix, then a mask where the value was
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value):
         return False  # an account's address (0x and 40 hex); a key's fingerprint (`SHA256:…`)
     if _IN_ARN.search(c.before[-160:]):
@@ -1932,6 +1951,8 @@ def _prose_label(c: Candidate) -> bool:
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
         return False  # an address, a fingerprint, a version
+    if _ASSIGNMENTS_INSIDE.match(value):
+        return False  # `…: ALGOLIA_APP_ID=…, ALGOLIA_ADMIN_KEY=…`: assignments, which their own rules read
     label = c.before.rstrip(" \t\"'`")[:-1]  # up to its colon
     label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
     words = label.split()
@@ -2292,6 +2313,7 @@ def _spaced_value(c: Candidate) -> bool:
     if _SEMVER.fullmatch(core):
         return False
     previous = (head[: len(head) - len(name)].split()[-1:] or [""])[0].lower()  # the word before the name
+    previous = previous.lstrip("([{\"'`")  # (`(idempotency key …`)
     if strength == "weak":  # `the staging PagerDuty key <token> when …`: a weak name's random value
         if name.lower() not in WEAK_WORDS or previous in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
             return False  # a word glued into another (`basalt`), or one that says what key (`public key`)
@@ -3461,7 +3483,8 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     id` of `the commit id for the password change`) holds a strong secret's word (a weak one too,
     with `weak`) that no fact about it follows (`1Password vault` is a vault, `password policy` a
     policy) and no word naming something else comes after."""
-    clause = re.split(r"[,.;!?()]", line.rstrip(" \t:=")[-160:])[-1]
+    line = _TRAILING_PAREN.sub("", line.rstrip(" \t:="))  # (`… secret for X (delete after Friday):`)
+    clause = re.split(r"[,.;!?()]", line[-160:])[-1]
     words = _CLAUSE_WORDS.findall(clause)[-10:]
     cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
     after = ""
@@ -3471,12 +3494,15 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
         strength = name_strength(word)
         if strength is not None and (strength == "strong" or weak) and after not in NOT_SECRET_SUFFIXES:
             return not (at and words[at - 1].lower() in _NOT_A_CREDENTIAL)  # `build cache key … is`
+        if lowered.endswith("ed") and at and name_strength(words[at - 1]) == "strong":
+            continue  # a participle after the secret's word (`API secret created for …`), not a name
         if lowered in _OTHER_CONTEXT and lowered != "account":
             return False
         after = lowered
     return False
 
 
+_TRAILING_PAREN = re.compile(r"[ \t]*\([^()\r\n]{1,60}\)\Z")
 # A clause's words; a name glued by underscores (`HONEYCOMB_API_KEY`) is one word, named as a whole.
 _CLAUSE_WORDS = re.compile(r"[^\W\d_]+(?:_[^\W_]+)+|[^\W\d_]+|[0-9]+")
 
@@ -3581,7 +3607,10 @@ def _credential_pair(c: Candidate) -> bool:
 _NAME_ABOVE = (
     re.compile(r"<key>([^<>\x00\r\n]{1,80})</key>[ \t]*\r?\n?[ \t]*<string>\Z"),
     re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
-    re.compile(r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"),
+    re.compile(  # (a browser export's other fields between: `"path": "/"`, `"secure": true`)
+        r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,(?:[ \t\r\n]*\"[A-Za-z]{1,20}\"[ \t]*:[ \t]*"
+        r"(?:\"[^\"\x00\r\n]{0,80}\"|[A-Za-z0-9.-]{1,20})[ \t]*,){0,8}[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"
+    ),
 )
 # A console's read that names the value it printed on the next line (`localStorage.getItem("x")`,
 # `echo $X`, `process.env.X`): the rule of the same shape finds it.
@@ -3590,8 +3619,8 @@ _READ_ABOVE = re.compile(
     r"|get_secret)[ \t]*[(\[][ \t]*[\"'`]|(?:process\.env|localStorage|sessionStorage|os\.environ)\."
     r"|printenv[ \t]+|echo[ \t]+[\"']?\$\{?|\$env:|jsonpath=[\"']?\{\.data\.)"
     r"([A-Za-z0-9_.:-]{1,80})[\"'`]?[ \t]*[)\]]?\}?[\"']?"
-    r"(?:[ \t]*\|[ \t]*base64[ \t]+-{1,2}[dD](?:ecode)?)?[ \t;]*\r?\n"
-    r"[ \t]*(?:<[·<-]?|←|=>|Out\[[0-9]{1,4}\]:)?[ \t]*[\"']?\Z"
+    r"(?:[ \t]*\|[ \t]*base64[ \t]+-{1,2}[dD](?:ecode)?)?[\"'`]?\}?[ \t;]*(?:\r?\n|\x00)"
+    r"[ \t]*(?:<[·<-]?|←|=>|Out\[[0-9]{1,4}\]:|\[tool_result\]|\[output\])?[ \t]*[\"']?\Z"
 )
 # YAML: `- name: PHPSESSID` then `value: …`; Helm's `mqttPassword:` then its `value:` among its children
 _YAML_PARENT = re.compile(
@@ -3632,7 +3661,8 @@ def _named_above(c: Candidate) -> bool:
         return False
     if _ASSIGNMENTS_INSIDE.match(value) and (";" in value or name.lower() in ("cookie", "set-cookie")):
         return False  # a header's `a=…; b=…`: the cookie rules read each of its values
-    if name.lower() in _SESSION_COOKIES:
+    if name.lower() in _SESSION_COOKIES or _LOGGED_IN_COOKIE.match(name):
+        value = urllib.parse.unquote(value).rsplit("|", 1)[-1]  # (WordPress: `user|expiry|token|hmac`)
         return _random_secret(value, 12) or keyish(value, 12) or (real_value(value) and _generated(value))
     strength = name_strength(name)
     return (strength == "strong" and real_value(value)) or (strength == "weak" and _random_secret(value))
@@ -3642,6 +3672,33 @@ _NAMED_AFTER = re.compile(
     r"\?[ \t]+(?i:that'?s|that is|it'?s|this is)[ \t]+([^\x00\r\n?.!]{3,60})"
     r"|[ \t]+\((?i:it'?s|that'?s|this is)[ \t]+([^\x00\r\n()]{3,60})\)"
 )
+
+
+_FLAGGED = re.compile(
+    r"(?i)[ \t]*[.!]?[ \t]*\x00[^\x00\r\n]{0,40}?(?:(?:don'?t|do not|never|stop)[ \t]+past(?:e|ing)[ \t]+"
+    r"(?:keys|tokens|secrets|passwords|credentials|creds)|(?:rotat|revok)(?:e|ing)[ \t]+(?:that|it|this)\b)"
+)
+
+
+def _flagged_after(c: Candidate) -> bool:
+    """`… works for me locally with <v>` then `please don't paste keys here, rotating that one now`:
+    the next message says the value was a secret; random, or a password a person chose."""
+    value = c.value
+    if _FLAGGED.match(c.after) is None or placeholder(value) or "://" in value or "/" in value:
+        return False
+    return _random_strict(value) or keyish(value, 12) or human_password(value)
+
+
+def _value_under_note(c: Candidate) -> bool:
+    """`New value: <v>` under a line that names a password (`Password for the [elastic] user
+    successfully reset.`): random, or a password a person chose."""
+    before = c.before[: c.before.rfind("\n") if "\n" in c.before[-40:] else c.before.rfind("\x00")]
+    above = before[max(before.rfind("\n"), before.rfind("\x00")) + 1 :]
+    if placeholder(c.value) or not any(name_strength(w) == "strong" for w in _CLAUSE_WORDS.findall(above)):
+        return False
+    if "/" in c.value or not real_value(c.value):
+        return False  # (`variable supabaseUrl` / `value: https://…`: an address, not the password)
+    return _random_strict(c.value) or keyish(c.value, 12) or human_password(c.value)
 
 
 def _named_after(c: Candidate) -> bool:
@@ -3815,6 +3872,8 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "code-span": _code_span,
     "credential-pair": _credential_pair,
     "named-above": _named_above,
+    "value-under-note": _value_under_note,
+    "flagged-after": _flagged_after,
     "named-after": _named_after,
     "paren-value": _paren_value,
     "audit-path": _audit_path,

@@ -66,6 +66,7 @@ CORPORA = {
         "sr1-blind-22",
         "sr1-blind-24",
         "sr1-blind-25",
+        "sr1-blind-26",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -157,6 +157,12 @@ KNOWN_BELOW = {
     # creds`, its timestamp before the speaker
     ("sr1-blind-24", "clean:public-client-identifier"),
     ("sr1-blind-24", "secret:rabbitmq-password"),
+    # `cat privatekey publickey`, then both keys a line each: the line before ends naming the public
+    # one, which vetoes the private key printed first; a password under `the vendor default changed
+    # to …`, no word for password; `echo <base64> | base64 -d` and its output, the secret named nowhere
+    ("sr1-blind-26", "secret:wireguard-private-key"),
+    ("sr1-blind-26", "secret:password-in-prose"),
+    ("sr1-blind-26", "secret:k8s-secret-base64-password"),
 }
 
 
@@ -199,6 +205,7 @@ SIZES = {
     "sr1-blind-22": (170, 35, 714, 351),
     "sr1-blind-24": (190, 35, 840, 358),
     "sr1-blind-25": (190, 35, 676, 343),
+    "sr1-blind-26": (210, 40, 872, 427),
 }
 
 

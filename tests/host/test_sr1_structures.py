@@ -1570,6 +1570,67 @@ ENTRY_ROUND_25 = [
     ),
 ]
 
+SECRETS_ROUND_26 = [
+    # a lookup's default in Rust; Gradle's escaped literal; a hex key parsed where it is given
+    (
+        'let token = std::env::var("SENTRY_AUTH_TOKEN").unwrap_or("c41f9a2e7b3d8c5f1a6e0b9d4c7f2a8e".to_string());',
+        "c41f9a2e7b3d8c5f1a6e0b9d4c7f2a8e",
+    ),
+    ('buildConfigField "String", "MAPS_SECRET", "\\"Xq7Lp2Zr9Tb4Wn6Vk8Yc\\""', "Xq7Lp2Zr9Tb4Wn6Vk8Yc"),
+    (
+        'final byte[] hmacKey = HexFormat.of().parseHex("8e3c1f7a9b2d4e6f0a5c8b1d3e7f9a2c4b6d8e0f1a3c5e7b9d2f4a6c8e0b1d3f");',
+        "8e3c1f7a9b2d4e6f0a5c8b1d3e7f9a2c4b6d8e0f1a3c5e7b9d2f4a6c8e0b1d3f",
+    ),
+    # a label whose secret's word is followed by a participle, and ends in an aside
+    (
+        "- Staging Mailgun API token generated for the migration (revoke next week): Kd8vQ3xP7mZ2nL5w",
+        "Kd8vQ3xP7mZ2nL5w",
+    ),
+    # a tool's `New value:` under the line that names a password
+    (
+        "Reset done. Password for the [admin] account successfully changed.\nNew value: pQ7vX2mK9rT4wZ8n",
+        "pQ7vX2mK9rT4wZ8n",
+    ),
+    # a contraction between the name and its verb
+    ("the password we're rotating to is Harbor!Lantern2291", "Harbor!Lantern2291"),
+    # a browser's cookie export: other fields between the cookie's name and its value
+    (
+        '[\n  {\n    "name": "JSESSIONID",\n    "path": "/",\n    "secure": true,\n'
+        '    "value": "9F2C7A1E4B8D3F6A0C5E9B2D7F1A4C8E"\n  }\n]',
+        "9F2C7A1E4B8D3F6A0C5E9B2D7F1A4C8E",
+    ),
+]
+CLEAN_ROUND_26 = [
+    "support asked for the charge id ch_3Nq and the idempotency key 7d1e9c4a-2b5f-4e8a-9c3d-1f6b8a2e4c7d",
+    '    pin_spki: "q9Xb7Lm2Zr4Tn6Wc8Vk1Yp3Hs5Jd0Fg7Ka9Ub2Ne4Mo="',
+    "export OPENAI_API_KEY=sk-proj-<your key here>",
+    "  nginx.conf: c2VydmVyIHsKICBsaXN0ZW4gODA4MDsKICBsb2NhdGlvbiAvIHsgcHJveHlfcGFzcyBodHRwOi8vYXBwOjMwMDA7IH0KfQo=",
+    "Restoring cache... # restored key: node-modules-Xq7Lp2Zr9Tb4Wn6Vk8YcPq",
+    "minisign -Vm app.tar.gz -P RWw2aCqp+YREwSLViBAqYWVtvIVjghHA61vSQfAAfeV73nipLu0vXluM",
+    "[512.004211] RSP: 0018:ffffa3c1d2e4f680 EFLAGS: 00010202",
+    '  "Key": "reports/2025-11-30/daily-summary.json",',
+    "Supabase creds — variable supabaseUrl\nvalue: https://abcdefghijklmnop.supabase.co",
+]
+ENTRY_ROUND_26 = [
+    # a chat's value, and the next message says a secret was pasted
+    (
+        [
+            "[09:01] ana: why is the billing sync failing?",
+            "[09:02] li: fine here with Tz4mQ8vK2xP7nL9w",
+            "[09:03] ana: don't paste tokens here please, rotating it now",
+        ],
+        "Tz4mQ8vK2xP7nL9w",
+    ),
+    # an agent's tool call reading a named secret, and its result in the next entry
+    (
+        [
+            '[tool_use] bash {"command": "kubectl get secret app -o jsonpath=\'{.data.SMTP_PASSWORD}\' | base64 -d"}',
+            "[tool_result] Wq8Zr2Lp5Xv9Tb3Nq",
+        ],
+        "Wq8Zr2Lp5Xv9Tb3Nq",
+    ),
+]
+
 
 def test_round_25_password_two_entries_below_its_login_note_is_redacted(redactor: Redactor) -> None:
     """A login's note, its user, then its password, an entry each."""
@@ -1588,7 +1649,7 @@ _SECRET_LISTS = (
     (14, SECRETS_ROUND_14), (15, SECRETS_ROUND_15), (16, SECRETS_ROUND_16), (17, SECRETS_ROUND_17),
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
-    (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25),
+    (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1596,12 +1657,12 @@ _CLEAN_LISTS = (
     (12, CLEAN_ROUND_12), (13, CLEAN_ROUND_13), (14, CLEAN_ROUND_14), (16, CLEAN_ROUND_16),
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
-    (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25),
+    (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
-    (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25),
+    (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
 )  # fmt: skip
 
 
