@@ -933,7 +933,7 @@ def sortable_id(value: str) -> bool:
 
 _MESSAGE_ID = re.compile(r"(?i)(?:message-id|in-reply-to|references)[ \t]*:[^\n]*<[^>\s]*\Z")
 _DNS_LABEL_AFTER = re.compile(r"\.[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\.?(?![A-Za-z0-9])")
-_TX_LABEL = re.compile(r"(?i)\b(?:tx|txid|transaction|signature)(?:[ _-]?(?:id|hash))?[ \t]*:[ \t]*\Z")
+_TX_LABEL = re.compile(r"(?i)\b(?:tx|txid|transaction|signature)(?:[ _-]?(?:id|hash))?[ \t]*[:=][ \t]*\Z")
 _SIGNATURE_HEADER = re.compile(r"(?i)[a-z-]*signature[\"']?[ \t]*[:=][ \t]*[\"']?(?:v[0-9]+[,=])?\Z")
 _ID_SEGMENT = re.compile(
     r"[A-Za-z]+|[0-9]{4}-[0-9]{2}-[0-9]{2}|[0-9]+|[A-Z]{2,4}[0-9a-f]{32}(?:\.[a-z]{2,5})?"
@@ -1049,7 +1049,8 @@ NOT_SECRET_NAME_WORDS = frozenset(
      "x5c", "x5t", "kid", "thumbprint", "cert", "certificate", "certificates", "ca", "nonce", "iv",
      "verify", "verifying", "verification", "sha", "sha256", "image", "avatar", "thumbnail",
      "secure", "encrypted", "ciphertext", "cipher", "sealed", "challenge", "kms", "state", "peer",
-     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload", "data", "spki"}
+     "peers", "mappings", "sourcemap", "playlist", "video", "payer", "payload", "data", "spki", "tx",
+     "txid", "receipt"}
 )  # fmt: skip
 
 
@@ -1378,7 +1379,7 @@ _PLACEHOLDER_WORDS = frozenset(
 _PLACEHOLDER_PHRASES = (
     "changeme", "replaceme", "yourpassword", "yoursecret", "yourtoken", "yourapikey", "yourkey", "enteryour",
     "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
-    "generatewith", "generateone", "opensslrand",
+    "generatewith", "generateone", "opensslrand", "setme", "mypassword", "mysecret", "mytoken", "myapikey",
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
 _LEFT_OUT = re.compile(r"(?i)(?:^|[-_.+ ])(?:omitted|elided|removed|stripped|truncated)\Z")
@@ -1410,6 +1411,10 @@ def _placeholder_form(value: str) -> bool:
     lowered = value.lower()
     if lowered in _PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_OPENERS):
         return True
+    if _WORD_AND_COUNT.fullmatch(lowered) or "\\u2026" in value or "\\u2022" in value:
+        return True  # a fixture's `password123`; a mask JSON-escaped (`sk-\u2026AhjF`)
+    if _MASKED_USERINFO.search(value):
+        return True  # a URL whose password is masked (`postgres://app:<redacted>@db…`)
     if _MARKED_FAKE.search(value) or _LEFT_OUT.search(value):
         return True  # marked as an example (`P@ssw0rd-EXAMPLE`) or as left out (`DATA+OMITTED`)
     joined = lowered.translate(_JOINERS)
@@ -1428,6 +1433,8 @@ def _placeholder_form(value: str) -> bool:
 
 
 _SHELL_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_WORD_AND_COUNT = re.compile(r"(?:password|passw0rd|secret)[0-9]{0,6}")
+_MASKED_USERINFO = re.compile(r"://[^/\s:@]*:(?:<[^<>@\s]{1,30}>|\*{3,}|\$\{[^}\s]{1,40}\}|x{3,})@")
 _REFERENCE_START = re.compile(
     r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+|arn:aws)"
 )
@@ -1683,7 +1690,7 @@ _PROSE_TAILS = tuple(
 _FIELD_TAIL = re.compile(
     r"(?i)[\"']?[ \t]*,?(?:[ \t]*\r?\n[ \t]*-?[ \t]*|[ \t]+)[\"']?(?:[a-z]{1,20}:)?value[\"']?"
     r"[ \t]*[:=][ \t]*[\"'`]?\Z"
-    r"|[\"'`\])]*[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
+    r"|[\"'`\])]*[ \t]*\r?\n?[ \t]*(?:\|\||\?\?|[ \t]or)[ \t]+[\"'`]\Z"
     r"|[\"'`\])]*\.unwrap_or(?:_else)?\([ \t]*(?:\|_?\|[ \t]*)?[\"'`]\Z"
 )
 # An HCL block's default after its name (`variable "db_password" { default = "…" }`).
@@ -1849,7 +1856,7 @@ def _key_id(name: str, value: str) -> bool:
 
 
 _JOINED_WORDS_PASSWORD = re.compile(
-    r"[A-Za-z]{3,12}(?:[._-][A-Za-z]{3,12}){1,3}[._-]?[0-9]{2,4}|[A-Za-z]{3,12}[0-9]{2,4}[._-][A-Za-z]{3,12}"
+    r"[A-Za-z]{3,12}(?:[._-][A-Za-z]{3,12}){1,4}[._-]?[0-9]{2,4}|[A-Za-z]{3,12}[0-9]{2,4}[._-][A-Za-z]{3,12}"
 )
 
 
@@ -1870,7 +1877,9 @@ def _assigned_value(c: Candidate) -> bool:
     `the password is value` in prose: the value must be random or a password a person chose.
     Quoted, a strong name's value may be a passphrase of words."""
     value = _credential_of(c.value)
-    if value is None or (_PERCENT.search(value) and placeholder(urllib.parse.unquote(value))):
+    if value is None or placeholder(value):
+        return False
+    if _PERCENT.search(value) and placeholder(urllib.parse.unquote(value)):
         return False  # (`client_secret=%5BFILTERED%5D`: a placeholder, percent-encoded)
     if _PERCENT.search(value) and _encoded_settings(urllib.parse.unquote(value)):
         return False  # a consent cookie's `analytics%3Dfalse%26ads%3Dfalse`: settings, percent-encoded
@@ -1921,8 +1930,9 @@ def _assigned_value(c: Candidate) -> bool:
     if strength is not None:
         at = before.rfind(name) if name else -1
         edge = before[at - 1 : at] if at > 0 else ""
-        if edge in ("+", "-") and before[at - 2 : at - 1] in ("", "\n", "\x00"):
-            edge = ""  # a diff's added or removed line (`+DB_PASSWORD: …`)
+        line_start = max(before.rfind("\n", 0, at), before.rfind("\x00", 0, at)) + 1
+        if edge in ("+", "-") and not before[line_start : at - 1].strip(" \t>"):
+            edge = ""  # a diff's added or removed line (`+DB_PASSWORD: …`, quoted in a review: `> +…`)
         if edge in ("/", "+") or (edge.isalnum() and edge.isascii()):
             return False  # the name is the tail of a longer run (base64, a path), not a name
         if _under_ciphertext(before):
@@ -1947,6 +1957,7 @@ def _prose_label(c: Candidate) -> bool:
     holds the secret's word) and the value is random or a password a person chose."""
     value = c.value
     chosen = lowercase_password(value) and _SAYS_PASSWORD_WORD.search(c.before[-120:]) is not None
+    chosen = chosen or joined_password(value)
     if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value) or chosen):
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
@@ -2223,6 +2234,8 @@ def _short_flag(c: Candidate) -> bool:
     if quoted or tool is not None or user:  # a password whatever it spells: words, a passphrase
         lenient = _password_like(c.value) and not _PORT_OR_PLUGIN.fullmatch(c.value)
         return lenient or (quoted and passphrase(c.value))
+    if not spaced and joined_password(c.value):
+        return True  # `-pblood-mass-run-wave39`: words and digits a person joined, glued to the flag
     if not _password_like(c.value, strict=True):
         return False
     if not spaced:  # -pvalue: a password, not a word (-pedantic) or a number (-p4096)
@@ -3362,7 +3375,7 @@ def _announced_entry(c: Candidate) -> bool:
     values = [v.strip() for v in c.value.split("\n") if v.strip()]
     if len(values) == 1 and _MNEMONIC_WORDS.fullmatch(values[0]):  # a seed phrase under its note
         return len(values[0].split()) in (12, 15, 18, 21, 24) and _MNEMONIC_CONTEXT.search(label) is not None
-    if not _NOTE_LABEL.fullmatch(label) or len(label) > 120 or previous.count("\n") > 2:
+    if not _NOTE_LABEL.fullmatch(label.replace("->", "→")) or len(label) > 120 or previous.count("\n") > 2:
         return False  # a note that announces a value is short prose, not a command or code
     if any(
         placeholder(v) or any(ch in v for ch in "/,=;") or v.endswith(":") or _CID.fullmatch(v)
@@ -3492,6 +3505,8 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
         word = words[at]
         lowered = word.lower()
         strength = name_strength(word)
+        if strength == "weak" and at and (words[at - 1].lower(), lowered) in STRONG_PAIRS:
+            strength = "strong"  # (`the app key for dev`: two words that say secret together)
         if strength is not None and (strength == "strong" or weak) and after not in NOT_SECRET_SUFFIXES:
             return not (at and words[at - 1].lower() in _NOT_A_CREDENTIAL)  # `build cache key … is`
         if lowered.endswith("ed") and at and name_strength(words[at - 1]) == "strong":
@@ -3678,6 +3693,28 @@ _FLAGGED = re.compile(
     r"(?i)[ \t]*[.!]?[ \t]*\x00[^\x00\r\n]{0,40}?(?:(?:don'?t|do not|never|stop)[ \t]+past(?:e|ing)[ \t]+"
     r"(?:keys|tokens|secrets|passwords|credentials|creds)|(?:rotat|revok)(?:e|ing)[ \t]+(?:that|it|this)\b)"
 )
+
+
+_SPEAKER_LABEL = re.compile(r"[ \t]*(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}:[ \t]")
+_ASKS = re.compile(r"(?i)\?|\bneed\b|\banyone\b")
+
+
+def _chat_reply(c: Candidate) -> bool:
+    """`giulia: <v>` in the entry after `valeria: what do I put in SESSIONID? …`: the message before
+    asks for a secret by its name; the reply is the value alone, random or a password a person chose."""
+    value = c.value
+    cut = c.before.rfind("\x00")
+    asked = c.before[c.before.rfind("\x00", 0, cut) + 1 : cut]
+    if not _ASKS.search(asked) or placeholder(value) or "://" in value or _ASSIGNMENTS_INSIDE.match(value):
+        return False
+    if _SPEAKER_LABEL.match(asked) is None:
+        return False  # the message before is a chat's too (`valeria: …`), not a document's field
+    names = _CLAUSE_WORDS.findall(asked)
+    if any(w.lower().replace("_", ".") in _SESSION_COOKIES for w in names):  # (`CONNECT_SID`, `SESSIONID`)
+        return _random_secret(value, 12) or keyish(value, 12) or (real_value(value) and _generated(value))
+    if not any(name_strength(w) == "strong" for w in names):
+        return False
+    return _random_strict(value) or keyish(value, 10) or human_password(value)
 
 
 def _flagged_after(c: Candidate) -> bool:
@@ -3874,6 +3911,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "named-above": _named_above,
     "value-under-note": _value_under_note,
     "flagged-after": _flagged_after,
+    "chat-reply": _chat_reply,
     "named-after": _named_after,
     "paren-value": _paren_value,
     "audit-path": _audit_path,

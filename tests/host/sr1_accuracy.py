@@ -67,6 +67,7 @@ CORPORA = {
         "sr1-blind-24",
         "sr1-blind-25",
         "sr1-blind-26",
+        "sr1-blind-27",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

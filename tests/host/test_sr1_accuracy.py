@@ -163,6 +163,23 @@ KNOWN_BELOW = {
     ("sr1-blind-26", "secret:wireguard-private-key"),
     ("sr1-blind-26", "secret:password-in-prose"),
     ("sr1-blind-26", "secret:k8s-secret-base64-password"),
+    # kept wrongly: a gRPC payload's and a file's base64 (the file's text says `auth`), a labelled
+    # BIP-39 test vector's seed, an analytics `session=<uuid>`; missed: b2's positional key after its
+    # id, a Basic credential's base64 under `HTTP key`, words and digits whose digits repeat
+    # (`…-achieve77`), a SQL INSERT's password column, a password after `rejected for key` in a log,
+    # one in a commit message's sentence, a PEM inside `git blame`, three values after a question
+    # naming three variables
+    ("sr1-blind-27", "clean:base64-ordinary-data"),
+    ("sr1-blind-27", "clean:labelled-test-vector"),
+    ("sr1-blind-27", "clean:uuid-identifier"),
+    ("sr1-blind-27", "secret:backblaze-b2-application-key"),
+    ("sr1-blind-27", "secret:http-basic-auth-header"),
+    ("sr1-blind-27", "secret:password-config-file"),
+    ("sr1-blind-27", "secret:password-in-data-export"),
+    ("sr1-blind-27", "secret:password-in-logs"),
+    ("sr1-blind-27", "secret:password-in-vcs"),
+    ("sr1-blind-27", "secret:pkcs8-private-key-pem"),
+    ("sr1-blind-27", "secret:pusher-app-secret"),
 }
 
 
@@ -206,6 +223,7 @@ SIZES = {
     "sr1-blind-24": (190, 35, 840, 358),
     "sr1-blind-25": (190, 35, 676, 343),
     "sr1-blind-26": (210, 40, 872, 427),
+    "sr1-blind-27": (220, 40, 862, 348),
 }
 
 

@@ -1631,6 +1631,50 @@ ENTRY_ROUND_26 = [
     ),
 ]
 
+SECRETS_ROUND_27 = [
+    # a lookup's default on the next line; a diff's added line quoted in a review
+    (
+        'var secret = configuration["Stripe:SecretKey"]\n             ?? "Lq8vT3xZ7mK2pW9n";',
+        "Lq8vT3xZ7mK2pW9n",
+    ),
+    (
+        "review: this adds\n> +SMTP_PASSWORD=Gravel!Puzzle5521#\nplease drop it from history",
+        "Gravel!Puzzle5521#",
+    ),
+    # a Terraform state's random_password result
+    (
+        '{"type": "random_password", "name": "api", "instances": [{"attributes": {"length": 20, '
+        '"result": "q7!Zr2#LmX9v@Tb4Wn6k"}}]}',
+        "q7!Zr2#LmX9v@Tb4Wn6k",
+    ),
+    # words and digits glued to `-p`; two words that say secret together in a chat's label
+    ("  412  psql -h db -Ureport -pharbor-tiger-lamp-rose58 -c 'select 1'", "harbor-tiger-lamp-rose58"),
+    ("[10:02] ana: here's the app key for qa: Xb7%Qm29Lp4r", "Xb7%Qm29Lp4r"),
+]
+CLEAN_ROUND_27 = [
+    "nostr: npub1qpzry9x8gf2tvdw0s3jn54khce6mua7lqpzry9x8gf2tvdw0s3jn54khce",
+    "2025-03-02T08:11:40 INFO settle: signature=4Kq9ZtRwX7mN2vB8cL5pJ3hF6gD1sA9eU4yT7rW2qE5oP8iM3nB6vC1xZ9kL4jH7fG2dS5aQ8"
+    "wE3rT6yU9iO2p slot=1 status=finalized",
+    "quarkus.oidc.credentials.secret=${OIDC_SECRET:__set_me__}",
+    "Server=myServerAddress;Database=myDataBase;User Id=myUsername;Password=myPassword;",
+    '{"user": "ana@example.org", "apiKey": "sk-\\u2026Zk3Q"}',
+    'level=info msg="dial" dsn="mysql://svc:<redacted>@db-7.internal:3306/orders"',
+    'create(:admin, password: "password123")',
+    '  "arweave_tx": "Zr9Tb4Wn6Vk8YcPq2Lm7Xv3Nk5Jd0Fg7Ka9Ub2Ne4Mo",',
+]
+ENTRY_ROUND_27 = [
+    # a chat reply that is only a value, after a message asking for a session cookie by its name
+    (
+        [
+            "kim: what goes in PHPSESSID? staging keeps logging me out",
+            "tom: use this one -> 9f2c7a1e4b8d3f6a0c5e9b2d7f",
+        ],
+        "9f2c7a1e4b8d3f6a0c5e9b2d7f",
+    ),
+    # a note naming the variable with an arrow, the value in the next entry
+    (["move to vault -> REDIS_PASSWORD; current value below", "Vt7#qLz9Xm2Kp4Rw"], "Vt7#qLz9Xm2Kp4Rw"),
+]
+
 
 def test_round_25_password_two_entries_below_its_login_note_is_redacted(redactor: Redactor) -> None:
     """A login's note, its user, then its password, an entry each."""
@@ -1650,6 +1694,7 @@ _SECRET_LISTS = (
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
+    (27, SECRETS_ROUND_27),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1658,11 +1703,13 @@ _CLEAN_LISTS = (
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
+    (27, CLEAN_ROUND_27),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
     (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
+    (27, ENTRY_ROUND_27),
 )  # fmt: skip
 
 
