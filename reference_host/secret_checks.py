@@ -461,6 +461,8 @@ def _run(c: Candidate) -> bool | str:
         return "credential-assignment"  # a value of a Kubernetes Secret's `data:`, whatever its name
     if _MEDIA_FILE_KEY.search(c.line_before()):
         return False  # a ConfigMap's `favicon.ico: AAAB…`: a file's bytes, which its type says are media
+    if _FLAG_ID.search(c.line_before()) or _labelled_as_ids(c):
+        return False  # `--drive-root-folder-id <id>`; values under `Solana program id`, `doc ids to …`
     if len(c.value) >= 32 and _key_material(c):
         return True
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
@@ -498,6 +500,28 @@ def _expiring_label_value(c: Candidate) -> bool:
     return said.isdisjoint(_OTHER_CONTEXT) and said.isdisjoint(NOT_SECRET_NAME_WORDS)
 
 
+_FLAG_ID = re.compile(r"(?:^|[ \t])--?[A-Za-z0-9-]*-id[ \t=]+[\"']?\Z")
+_ID_WORDS = frozenset({"id", "ids", "address", "addresses"})
+
+
+def _labelled_as_ids(c: Candidate) -> bool:
+    """Values on the lines under a label that says they are ids and nothing about a secret
+    (`firestore doc ids to migrate`, then one a line; `Solana program id (mainnet)`, then it)."""
+    entry = c.before[c.before.rfind("\x00") + 1 :]
+    if c.line_before().strip() or len(c.value) > 48:
+        return False  # (the value is not alone on its line; longer than an id, key material)
+    above = [ln for ln in entry.split("\n")[:-1] if ln.strip()]
+    if not above:  # the value opens its entry: the label is the entry before's last line
+        head = c.before[: c.before.rfind("\x00")] if "\x00" in c.before else ""
+        above = [head[max(head.rfind("\n"), head.rfind("\x00")) + 1 :]] if head else []
+    label = next((ln for ln in reversed(above) if not _RUN_LINE.fullmatch(ln.strip())), None)
+    if label is None or len(label) > 80:
+        return False
+    words = [w.lower() for w in _CLAUSE_WORDS.findall(label)]
+    return not _ID_WORDS.isdisjoint(words) and not any(name_strength(w) == "strong" for w in words)
+
+
+_RUN_LINE = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
 # A file's name as a key, of a type that holds media, not keys (`favicon.ico:`, `"logo.png":`).
 _MEDIA_FILE_KEY = re.compile(
     r"(?i)[A-Za-z0-9_-]\.(?:ico|png|jpe?g|gif|webp|svg|bmp|tiff?|woff2?|ttf|otf|eot|mp3|wav|ogg|mp4|webm|pdf)"
@@ -1255,7 +1279,7 @@ NOT_SECRET_BEFORE = frozenset(
     {"public", "pub", "primary", "foreign", "sort", "partition", "cache", "max", "min", "page", "next",
      "result", "instrumentation", "continuation", "pagination", "cursor", "idempotency", "hash",
      "range", "row", "object", "lock", "dedup", "dedupe", "shortcut", "hot", "map", "dict", "unique",
-     "composite", "shard", "restored", "restore",
+     "composite", "shard", "restored", "restore", "file",
      "lookup", "index", "num", "total", "prompt", "completion", "input", "output", "cached", "reasoning",
      "csrf", "xsrf", "verify", "verification", "sharing", "invite", "upload", "download", "reset",
      # a reference to a Secret object by its name (`existingSecret: reporting-sendgrid`)
@@ -1786,7 +1810,7 @@ def _assignment(before: str) -> tuple[str, str]:
 
 
 _MASK_AFTER = re.compile(r"<[A-Za-z _.-]{1,30}>")
-_SETTING = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]{0,30})=([A-Za-z]{1,12}|[0-9]{1,10})")
+_SETTING = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]{0,30})[=:]([A-Za-z]{1,12}|[0-9]{1,10})")
 
 
 def _encoded_settings(text: str) -> bool:
@@ -1811,8 +1835,13 @@ _DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
 
 _IN_ARN = re.compile(r"\barn:aws[a-z-]*:[^\s\"'`]*\Z")
 _ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+_HASH_NOTATION_END = re.compile(r"(?i)(?:sha256|sha1|md5):\Z")
+_DOTTED_NUMBERS = re.compile(r"[A-Za-z]{0,4}(?:\.[0-9]{1,20}){2,}")
 _FINGERPRINT_NOTATION = re.compile(r"(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}={0,2}\Z")
-_SHELL_ENV = re.compile(r"(?:^|[ \t])(?:-e|--env|--build-arg|export|set|setx)[ \t]+[A-Za-z_][A-Za-z0-9_]*=\Z")
+_SHELL_ENV = re.compile(
+    r"(?:^|[ \t])(?:(?:-e|--env|--build-arg|export|set|setx)[ \t]+|--from-literal=)"
+    r"[A-Za-z_][A-Za-z0-9_.-]*=\Z"
+)
 _LABEL_VALUE = re.compile(r"[A-Za-z][A-Za-z_-]*:")
 # A word that says password (not key, token or secret); as a name up to its value (`"Password": "`,
 # `psk=`), and as a word of a sentence.
@@ -1891,6 +1920,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # `sk_live_<redacted>`: a prefix, then a mask where the value was
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value):
         return False  # an account's address (0x and 40 hex); a key's fingerprint (`SHA256:…`)
+    if value.startswith(("arn:aws:", "arn:aws-")) or _DOTTED_NUMBERS.fullmatch(value):
+        return False  # a resource's ARN; an analytics id of numbers (`_fbp=fb.1.1745062772935.269868086`)
     if _IN_ARN.search(c.before[-160:]):
         return False  # a resource an ARN names (`arn:aws:secretsmanager:…:secret:prod/db`)
     if not quoted and _LABEL_VALUE.fullmatch(value):
@@ -1962,7 +1993,7 @@ def _prose_label(c: Candidate) -> bool:
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
         return False  # an address, a fingerprint, a version
-    if _ASSIGNMENTS_INSIDE.match(value):
+    if _ASSIGNMENT_START.match(value):
         return False  # `…: ALGOLIA_APP_ID=…, ALGOLIA_ADMIN_KEY=…`: assignments, which their own rules read
     label = c.before.rstrip(" \t\"'`")[:-1]  # up to its colon
     label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
@@ -2873,9 +2904,13 @@ def _table_cell(c: Candidate) -> bool:
     whole_row = (
         lines[-1] + re.split(r"[\r\n\x00]", rest, maxsplit=1)[0]
     )  # the row's width counts its cells after
-    before_cell = lines[-1].rstrip(" \t")[:-1].rsplit(delimiter, 1)[-1].strip().strip('"`*')
+    before_cell = lines[-1].rstrip(" \t" if delimiter != "\t" else " ")[:-1]
+    before_cell = before_cell.rsplit(delimiter, 1)[-1].strip().strip('"`*')
     if _strong_variable(before_cell):
         return True  # `reporting,Android keystore,RELEASE_KEY_PASSWORD,<pw>,2022-05-13`: its variable
+    session = before_cell.lower() in _SESSION_WORDS | _SESSION_COOKIES
+    if session and (_random_secret(value, 12) or keyish(value, 12)):
+        return True  # `Flask session<TAB>SESSION<TAB><cookie>`: a session cookie's name, then its value
     header = _table_header([*lines[:-1], whole_row], delimiter)
     if header is None:
         return False
@@ -2886,7 +2921,7 @@ def _table_cell(c: Candidate) -> bool:
     strength = name_strength(header[column].strip("`").strip('"'))
     if strength is None and column >= 1:  # a table of settings: the row's first cell names it
         first = row.strip().lstrip("|").split(delimiter, 1)[0].strip().strip("`")
-        strength = name_strength(first)
+        strength = None if first.endswith(("_", "-")) else name_strength(first)  # (not a prefix, `ghp_`)
     named = [i for i, h in enumerate(header) if h.strip().strip('"').lower() in _NAME_COLUMNS]
     if strength is None and named and header[column].strip().strip('"').lower() in _VALUE_COLUMNS:
         cells = row.strip().lstrip("|").split(delimiter)  # `service,name,value`: the name's cell says
@@ -2991,6 +3026,8 @@ def _url_query(c: Candidate) -> bool:
     if c.after[:1] == "#" and m.group(0)[0] == ";" and "?" not in c.line_before():
         return False  # `;Password=ab#cd;` outside a URL: no fragment; the string's own field reads it
     name = m.group(1)
+    if placeholder(c.value.rstrip(";")):
+        return False  # (`Password=%SQL_PASSWORD%;`: a variable the shell fills in)
     value = _PERCENT.sub("", c.value)
     strength = name_strength(name)
     if strength is None and name.lower() in _QUERY_KEY_NAMES:
@@ -3566,6 +3603,10 @@ def _foreign_key(c: Candidate) -> bool:
     value = c.value.rstrip(",.;")
     if placeholder(value) or "://" in value or value.startswith("//"):
         return False  # (a URL's own rules read the credentials it holds)
+    if _FINGERPRINT_NOTATION.match(value) or value.startswith(("arn:aws:", "arn:aws-")):
+        return False  # a fingerprint (`SHA256:…`); a resource's ARN
+    if _HASH_NOTATION_END.search(c.before[-12:]):
+        return False  # `L'empreinte de la clé … est SHA256:<…>`: the colon is the fingerprint's own
     if len(_CJK.findall(value)) >= 2 or _CJK.sub("", value).lower() in PASSWORD_MANAGERS:
         return False  # `トークンは1Passwordの共有保管庫にあります`: where it is kept, in a sentence
     if _PAGE_TOKEN.search(c.line_before()):
@@ -3655,6 +3696,8 @@ def _yaml_parent(window: str) -> str | None:
 
 
 _ASSIGNMENTS_INSIDE = re.compile(r"[A-Za-z0-9_.-]+=")
+# A value that opens with an assignment of its own (`ALGOLIA_APP_ID=…`; not base64's `…=` padding).
+_ASSIGNMENT_START = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,40}=[^=\s]")
 
 
 def _name_above(window: str) -> str | None:
@@ -3705,7 +3748,7 @@ def _chat_reply(c: Candidate) -> bool:
     value = c.value
     cut = c.before.rfind("\x00")
     asked = c.before[c.before.rfind("\x00", 0, cut) + 1 : cut]
-    if not _ASKS.search(asked) or placeholder(value) or "://" in value or _ASSIGNMENTS_INSIDE.match(value):
+    if not _ASKS.search(asked) or placeholder(value) or "://" in value or _ASSIGNMENT_START.match(value):
         return False
     if _SPEAKER_LABEL.match(asked) is None:
         return False  # the message before is a chat's too (`valeria: …`), not a document's field
@@ -3787,7 +3830,8 @@ def _chat_password(c: Candidate) -> bool:
     password's shape (both cases, a digit and a symbol) given to a name of one or two words."""
     value = c.value.rstrip(".,;:)")
     if (
-        len(value) > 32
+        _ASSIGNMENT_START.match(value)  # (`CONN=Server=sql01;User Id=…`: a connection string's fields)
+        or len(value) > 32
         or _MIXED_PASSWORD.fullmatch(value) is None
         or not human_password(value)
         or "://" in value

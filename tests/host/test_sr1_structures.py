@@ -1675,6 +1675,40 @@ ENTRY_ROUND_27 = [
     (["move to vault -> REDIS_PASSWORD; current value below", "Vt7#qLz9Xm2Kp4Rw"], "Vt7#qLz9Xm2Kp4Rw"),
 ]
 
+SECRETS_ROUND_28 = [
+    # Redis's directive; kubectl's literal; a list's variable and an arrow
+    ("requirepass Vq7#Lm2xZ9pT4wKn", "Vq7#Lm2xZ9pT4wKn"),
+    ("kubectl create secret generic pay-db --from-literal=db-password=HarborFox2291", "HarborFox2291"),
+    ("- SENDGRID_API_SECRET → Qm7!xT2vLp9Zr4Wk", "Qm7!xT2vLp9Zr4Wk"),
+    # tab-separated rows: the cell before names the variable or the session cookie
+    ("Redis\tREDIS_PASSWORD\tK8v~Tq2_Zm7Lp4=Rw9\tprod", "K8v~Tq2_Zm7Lp4=Rw9"),
+    (
+        "Django session\tsessionid\tq8v2m7x4k9z3t6w1p5n0r8b2c7d4f9g1\texpires soon",
+        "q8v2m7x4k9z3t6w1p5n0r8b2c7d4f9g1",
+    ),
+    # a TOTP seed given to an OTP library; a base64 password whose padding ends it
+    ('otp = pyotp.TOTP("KZXW6YTBOI3DEMRSHA4TGNBV")', "KZXW6YTBOI3DEMRSHA4TGNBV"),
+    ("Backup:\n  rootPasswordB64: WSFsai1URFZSQ3pEMipvJXBqX1R6Nzg=", "WSFsai1URFZSQ3pEMipvJXBqX1R6Nzg="),
+]
+CLEAN_ROUND_28 = [
+    "Le fingerprint de la clé est SHA256:Xq7Lp2Zr9Tb4Wn6Vk8YcPq3Hs5Jd0Fg7Ka9Ub2Ne4M, à vérifier.",
+    "set DBCONN=Server=db01;User Id=app;Password=%DB_PASSWORD%;",
+    "Set-Cookie: consent=ads:false,stats:true; Path=/",
+    "KMS key: arn:aws:kms:us-east-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+    "Der Cookie _fbp=fb.1.1733000000000.123456789 wird gesetzt.",
+    "| Prefix | Meaning |\n|---|---|\n| `ghp_` | classic PAT |\n| `github_pat_` | fine-grained PAT |",
+    "rclone lsd gdrive: --drive-root-folder-id 1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT_uV",
+    "# account public key (safe to publish)\naccount: GBXK7QZ3MLWPRT2UVYE5HDNA4FJS6KCOIQ7XW3ZL2MPRTV5UYEHDNAFJ",
+    "Cookie: _ga=GA1.2.123456789.1700000000; theme=dark",
+    "to get one: Settings → Developer settings → Personal access tokens → Fine-grained",
+]
+
+
+def test_round_28_id_under_a_note_that_names_it_is_kept(redactor: Redactor) -> None:
+    """A program's id in the entry after a note that calls it an id."""
+    parts = ["Solana program id (devnet)", "i8n7UWS3jWS5NxAep5GiQHDPymsan2VGBdDsMF2ippaj"]
+    assert redactor.redact_parts(parts) == parts
+
 
 def test_round_25_password_two_entries_below_its_login_note_is_redacted(redactor: Redactor) -> None:
     """A login's note, its user, then its password, an entry each."""
@@ -1694,7 +1728,7 @@ _SECRET_LISTS = (
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
-    (27, SECRETS_ROUND_27),
+    (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1703,7 +1737,7 @@ _CLEAN_LISTS = (
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
-    (27, CLEAN_ROUND_27),
+    (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
