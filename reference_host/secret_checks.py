@@ -667,12 +667,17 @@ _HEXISH_PATH_OWNER = re.compile(
 )
 
 
+_CONTENT_GATEWAY = re.compile(r"(?i)://(?:[a-z0-9-]+\.)?(?:arweave\.net|ar-io\.dev|arweave\.dev)/\Z")
+
+
 def _path_key(c: Candidate) -> bool:
     """A key in a URL's path, right after its host or its API version or chain: random (a key's
     hex, not a UUID or a digest after a word that names content: `/commit/<sha>`, `/ipfs/<cid>`)."""
     value = c.value
     if _UUID.fullmatch(value) or _HEXISH_PATH_OWNER.search(c.before[-40:]):
         return False
+    if _CONTENT_GATEWAY.search(c.before[-80:]):
+        return False  # `https://arweave.net/<tx id>`: a permanent store's content address, public
     if _HEX.fullmatch(value):
         return 32 <= len(value) <= 64 and _classes(value) >= 2
     return keyish(value, 24) and not mostly_words(value) and not _all_wordlike(value)
@@ -1403,7 +1408,7 @@ _PLACEHOLDER_WORDS = frozenset(
 _PLACEHOLDER_PHRASES = (
     "changeme", "replaceme", "yourpassword", "yoursecret", "yourtoken", "yourapikey", "yourkey", "enteryour",
     "putyour", "insertyour", "fillin", "notareal", "notreal", "placeholder", "redacted", "xxxxxx",
-    "generatewith", "generateone", "opensslrand", "setme", "mypassword", "mysecret", "mytoken", "myapikey",
+    "generatewith", "generateone", "opensslrand",
 )  # fmt: skip
 _JOINERS = str.maketrans("", "", "-_. ")
 _LEFT_OUT = re.compile(r"(?i)(?:^|[-_.+ ])(?:omitted|elided|removed|stripped|truncated)\Z")
@@ -1457,7 +1462,10 @@ def _placeholder_form(value: str) -> bool:
 
 
 _SHELL_VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-_WORD_AND_COUNT = re.compile(r"(?:password|passw0rd|secret)[0-9]{0,6}")
+# A fixture's or a template's word: `password123`, `__set_me__`, `myPassword` (Microsoft's examples)
+_WORD_AND_COUNT = re.compile(
+    r"(?:password|passw0rd|secret)[0-9]{0,6}|_*set[-_.]?me_*|my(?:password|secret|token|apikey)[0-9]{0,4}"
+)
 _MASKED_USERINFO = re.compile(r"://[^/\s:@]*:(?:<[^<>@\s]{1,30}>|\*{3,}|\$\{[^}\s]{1,40}\}|x{3,})@")
 _REFERENCE_START = re.compile(
     r"(?:os\.environ|process\.env|env\.|ENV\[|settings\.|config\.|self\.|this\.|secrets\.|vault:|ref\+|arn:aws)"
@@ -2906,7 +2914,7 @@ def _table_cell(c: Candidate) -> bool:
     )  # the row's width counts its cells after
     before_cell = lines[-1].rstrip(" \t" if delimiter != "\t" else " ")[:-1]
     before_cell = before_cell.rsplit(delimiter, 1)[-1].strip().strip('"`*')
-    if _strong_variable(before_cell):
+    if _strong_variable(before_cell) and " " not in value.strip():
         return True  # `reporting,Android keystore,RELEASE_KEY_PASSWORD,<pw>,2022-05-13`: its variable
     session = before_cell.lower() in _SESSION_WORDS | _SESSION_COOKIES
     if session and (_random_secret(value, 12) or keyish(value, 12)):
@@ -3140,6 +3148,8 @@ def _code_span(c: Candidate) -> bool:
     value = c.value
     if not _password_value(value) or placeholder(value) or "://" in value:
         return False  # (a URL's own rules read the credentials a URL holds)
+    if " | " in value or value != value.strip():
+        return False  # between two code spans of a table's row (`` `JWT_SECRET` | … | `<x>` ``): words
     token = c.line_before()[:-1].rstrip().rsplit(None, 1)[-1:] or [""]
     if "-" in token[0] and name_strength(token[0]) == "strong":
         return True  # a name spelled with dashes, whole (`plain-text-password-value "…"`)
@@ -3668,6 +3678,12 @@ _NAME_ABOVE = (
         r"(?:\"[^\"\x00\r\n]{0,80}\"|[A-Za-z0-9.-]{1,20})[ \t]*,){0,8}[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"
     ),
 )
+# An HCL or YAML block's `name` (a path, a variable), then its `value` a few fields below (Terraform's
+# `aws_ssm_parameter`: `name = "/prod/app/admin_password"`, `type = "SecureString"`, `value = "…"`).
+_BLOCK_NAME_ABOVE = re.compile(
+    r"(?:^|\n)[ \t]*name[ \t]*[:=][ \t]*\"([^\"\x00\r\n]{1,120})\"[ \t]*\r?\n"
+    r"(?:[ \t]*[A-Za-z_]{1,30}[ \t]*[:=][^\x00\r\n]{0,80}\r?\n){0,3}[ \t]*value[ \t]*[:=][ \t]*\"\Z"
+)
 # A console's read that names the value it printed on the next line (`localStorage.getItem("x")`,
 # `echo $X`, `process.env.X`): the rule of the same shape finds it.
 _READ_ABOVE = re.compile(
@@ -3704,6 +3720,9 @@ def _name_above(window: str) -> str | None:
     """The name standing above the value `window` ends at: a plist's key, a JSON object's parent key,
     a cookie jar's `"name"`, a YAML key or list pair's (one place for the keep and the catch)."""
     found = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
+    block = _BLOCK_NAME_ABOVE.search(window[-400:]) if found is None else None
+    if block is not None:
+        return block.group(1).rsplit("/", 1)[-1]  # (`/prod/reporting/admin_password`)
     read = _READ_ABOVE.search(window[-200:]) if found is None else None
     if read is not None:
         return read.group(1).rsplit(".", 1)[-1].rsplit(":", 1)[-1]  # (`com.acme.apiToken`, `$env:X`)
@@ -3755,7 +3774,8 @@ def _chat_reply(c: Candidate) -> bool:
     names = _CLAUSE_WORDS.findall(asked)
     if any(w.lower().replace("_", ".") in _SESSION_COOKIES for w in names):  # (`CONNECT_SID`, `SESSIONID`)
         return _random_secret(value, 12) or keyish(value, 12) or (real_value(value) and _generated(value))
-    if not any(name_strength(w) == "strong" for w in names):
+    foreign = _FOREIGN_KEY_WORD.search(asked) or _FOREIGN_PASSWORD.search(asked)  # (`¿… clave de Plaid …?`)
+    if not foreign and not any(name_strength(w) == "strong" for w in names):
         return False
     return _random_strict(value) or keyish(value, 10) or human_password(value)
 

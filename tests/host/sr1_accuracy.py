@@ -68,6 +68,7 @@ CORPORA = {
         "sr1-blind-25",
         "sr1-blind-26",
         "sr1-blind-27",
+        "sr1-blind-29",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -180,6 +180,16 @@ KNOWN_BELOW = {
     ("sr1-blind-27", "secret:password-in-vcs"),
     ("sr1-blind-27", "secret:pkcs8-private-key-pem"),
     ("sr1-blind-27", "secret:pusher-app-secret"),
+    # a Stripe secret key whose account prefix its publishable key beside it shares (kept, public):
+    # the grader counts the shared 16 characters as a leak; a SealedSecret's values far below its
+    # `encryptedData:` in a long document; `… set it to <v>` two chat lines after the variable's
+    # name; a session cookie after Portuguese `cookie de sessão … →`; a CSV password holding `%d`,
+    # which reads as a format's field
+    ("sr1-blind-29", "secret:stripe-secret-key"),
+    ("sr1-blind-29", "clean:encrypted-at-rest-blobs"),
+    ("sr1-blind-29", "secret:vonage-api-secret"),
+    ("sr1-blind-29", "secret:java-session-cookie"),
+    ("sr1-blind-29", "secret:wifi-password"),
 }
 
 
@@ -224,6 +234,7 @@ SIZES = {
     "sr1-blind-25": (190, 35, 676, 343),
     "sr1-blind-26": (210, 40, 872, 427),
     "sr1-blind-27": (220, 40, 862, 348),
+    "sr1-blind-29": (200, 40, 724, 399),
 }
 
 

@@ -1703,6 +1703,30 @@ CLEAN_ROUND_28 = [
     "to get one: Settings → Developer settings → Personal access tokens → Fine-grained",
 ]
 
+SECRETS_ROUND_29 = [
+    # a block's name (a path ending in the secret's name), then its value fields below
+    (
+        'resource "aws_ssm_parameter" "smtp_password" {\n  name  = "/prod/mailer/smtp_password"\n'
+        '  type  = "SecureString"\n  value = "Kestrel~4471"\n}',
+        "Kestrel~4471",
+    ),
+    # a URL's password of a word, a dot and digits
+    ("amqp://app:Sunsetmeadow.6074@mq:5671/ is the broker", "Sunsetmeadow.6074"),
+]
+CLEAN_ROUND_29 = [
+    "archived at https://arweave.net/Zr9Tb4Wn6Vk8YcPq2Lm7Xv3Nk5Jd0Fg7Ka9Ub2Ne4Mo",
+    "| `API_TOKEN` | the service's token | `<api_token>` |",
+    'resource "aws_ssm_parameter" "db_host" {\n  name  = "/prod/app/db_host"\n  type  = "String"\n'
+    '  value = "db-7.internal.example"\n}',
+]
+ENTRY_ROUND_29 = [
+    # a chat reply after a question that names the key in another language
+    (
+        ["Chen: ¿Alguien tiene la clave de Twilio para prod?", "Elif: 4c8e2a7f1d9b3e6a5c0f8d2b7e4a1c9f"],
+        "4c8e2a7f1d9b3e6a5c0f8d2b7e4a1c9f",
+    ),
+]
+
 
 def test_round_28_id_under_a_note_that_names_it_is_kept(redactor: Redactor) -> None:
     """A program's id in the entry after a note that calls it an id."""
@@ -1728,7 +1752,7 @@ _SECRET_LISTS = (
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
-    (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28),
+    (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1737,13 +1761,13 @@ _CLEAN_LISTS = (
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
-    (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28),
+    (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
     (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
-    (27, ENTRY_ROUND_27),
+    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29),
 )  # fmt: skip
 
 
