@@ -3757,7 +3757,7 @@ _FLAGGED = re.compile(
 )
 
 
-_SPEAKER_LABEL = re.compile(r"[ \t]*(?:\[[0-9:]{4,8}\][ \t]*)?[A-Za-z][A-Za-z0-9_.-]{0,30}:[ \t]")
+_SPEAKER_LABEL = re.compile(rf"[ \t]*(?:{_SPEAKER.pattern})(?<=:)[ \t]")  # a speaker's name and its colon
 _ASKS = re.compile(r"(?i)\?|\bneed\b|\banyone\b")
 
 
