@@ -483,16 +483,19 @@ def _run(c: Candidate) -> bool | str:
     return "pasted-secret" if _lone_random(c) or _expiring_label_value(c) else False
 
 
-# After a value, on its line: it expires (`<key>. Expires end of quarter.`, `<key> (expires 2024-01-27)`);
-# never an HTTP header's `Expires:`.
-_EXPIRES_NEXT = re.compile(r"(?i)[.,;]?[ \t]+\(?(?:expires|expiring|valid until|rotate by)\b(?![ \t]*:)")
+# What follows a value and says it expires (`<key>. Expires end of quarter.`, `(expires 2024-01-27)`):
+# a credential's lifetime, which an id has not; never an HTTP header's `Expires:`. On the value's
+# line, or (`_EXPIRES_AFTER`, for a value kept in an entry of its own) on the next line too.
+_EXPIRY = r"\(?[ \t]*(?:expires|expiry|expiring|valid until|valid through|rotate by)\b(?![ \t]*:)"
+_EXPIRES_ON_LINE = re.compile(r"(?i)[.,;]?[ \t]+" + _EXPIRY)
+_EXPIRES_AFTER = re.compile(r"(?i)[ \t]*(?:\r?[\n\x00][ \t]*|[ \t]+)" + _EXPIRY)
 
 
 def _expiring_label_value(c: Candidate) -> bool:
     """`Note to self — Vonage (staging): <key>. Expires end of quarter.`: a random value after a
     label's colon, kept with its expiry date: a credential (an id has no lifetime), where the label
     names nothing else (`ETag:`, `build id:`)."""
-    if not c.before.endswith(": ") or _EXPIRES_NEXT.match(c.after) is None or placeholder(c.value):
+    if not c.before.endswith(": ") or _EXPIRES_ON_LINE.match(c.after) is None or placeholder(c.value):
         return False
     if not (_random_strict(c.value) or keyish(c.value, 12)):
         return False
@@ -874,13 +877,10 @@ def _key_material(c: Candidate) -> bool:
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
-    pair = _KEY_PAIR_BEFORE.search(before[-48:])
-    if pair is not None and pair.group(1).lower() in _DATA_KEY_WORDS:
-        return False  # `# restored key: v2-deps-…`: the word before `key` says which key (a cache's)
     if _REQUEST_ID_BEFORE.search(before[-48:]) or _POD_NAME.fullmatch(value):
         return False  # S3's `ExtendedRequestId …` (x-amz-id-2); a pod's name (`auth-gw-f78vd5wk3d-te8q4`)
     if _DATA_TOKEN_NAME.search(before[-48:]) or _CACHE_KEY.search(c.line_before()):
-        return False  # `"nextPageToken": "…"`, `--starting-token …`, `cache key resolved to …`: data
+        return False  # `"nextPageToken": "…"`, `--starting-token …`, `# restored key: v2-deps-…`: data
     if (before.endswith("<") and c.after.startswith("@")) or _MESSAGE_ID.search(c.line_before()):
         return False  # an email's `Message-ID: <…@host>`
     if _DNS_LABEL_AFTER.match(c.after) and (value.startswith("_") or is_hex(value)):
@@ -949,7 +949,9 @@ _PAGING_NAME = (
 _DATA_TOKEN_NAME = re.compile(
     rf"(?i){_PAGING_NAME}(?:[\"')\]]|[은는은이가は])*[ \t]*[:=]?[ \t]*[\"']?[~!]*\Z"
 )
-_CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key")
+# A key of data, not a credential: a cache's (`cache key resolved to …`, `# restored key: …`), an
+# idempotency or a deduplication key.
+_CACHE_KEY = re.compile(r"(?i)\bcache[ _-]?key|\b(?:cached|restored?|idempotency|dedupe?) (?:key|token)\b")
 _PAGE_TOKEN = re.compile(rf"(?i){_PAGING_NAME}|페이지|ページ|下一页|分页")
 _CIPHERTEXT_WORDS = re.compile(r"(?i)ciphertext|encrypted[ \t]+with|sops:|\$ANSIBLE_VAULT")
 _ULID = re.compile(r"0[0-7][0-9A-HJKMNP-TV-Z]{24}")
@@ -987,9 +989,6 @@ _REQUEST_ID_BEFORE = re.compile(
 )
 _POD_NAME = re.compile(r"(?:pods?/|po/)?[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{6,10}-[a-z0-9]{5}")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
-# The word before `key` in prose that says it is a key of data (`# restored key: v2-deps-…`).
-_DATA_KEY_WORDS = frozenset({"restored", "restore", "cache", "cached", "idempotency", "dedup", "dedupe"})
-_KEY_PAIR_BEFORE = re.compile(r"([A-Za-z]{2,16})[ ](?i:key|token)[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
 _HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*(?:0x)?[0-9a-fA-F]{16,}[A-Za-z]?")
 # A document's path: collections and their documents' ids (`users/<id>/orders/<id>`).
@@ -1842,8 +1841,9 @@ _DOTTED_WORDS = re.compile(r"[a-z]{3,12}(?:\.[a-z]{3,12}){2,}[0-9]{1,4}")
 
 
 _IN_ARN = re.compile(r"\barn:aws[a-z-]*:[^\s\"'`]*\Z")
+_ARN = re.compile(r"arn:aws[a-z-]*:")  # a resource's name, which a value may be
 _ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
-_HASH_NOTATION_END = re.compile(r"(?i)(?:sha256|sha1|md5):\Z")
+_HASH_NOTATION_END = re.compile(_HASH_NOTATION.pattern + r"\Z")  # (`… est SHA256:<…>`)
 _DOTTED_NUMBERS = re.compile(r"[A-Za-z]{0,4}(?:\.[0-9]{1,20}){2,}")
 _FINGERPRINT_NOTATION = re.compile(r"(?:SHA256|SHA1|MD5):[A-Za-z0-9+/:]{16,}={0,2}\Z")
 _SHELL_ENV = re.compile(
@@ -1928,7 +1928,7 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # `sk_live_<redacted>`: a prefix, then a mask where the value was
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value):
         return False  # an account's address (0x and 40 hex); a key's fingerprint (`SHA256:…`)
-    if value.startswith(("arn:aws:", "arn:aws-")) or _DOTTED_NUMBERS.fullmatch(value):
+    if _ARN.match(value) or _DOTTED_NUMBERS.fullmatch(value):
         return False  # a resource's ARN; an analytics id of numbers (`_fbp=fb.1.1745062772935.269868086`)
     if _IN_ARN.search(c.before[-160:]):
         return False  # a resource an ARN names (`arn:aws:secretsmanager:…:secret:prod/db`)
@@ -3350,12 +3350,6 @@ _VALUE_WORD_END = re.compile(r"(?i)[.;,]?[ \t]+(?:value|valor|wert|valeur)[ \t]*
 _ARROW_LEAD = re.compile(r"(?<=\x00)[ \t]*(?:→|->|=>)\Z")
 _NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
-# What follows a value and says it expires (`<value>` then `(expires 2024-01-27)`): a credential's
-# lifetime; an id has none.
-_EXPIRES_AFTER = re.compile(
-    r"(?i)[ \t]*(?:\r?[\n\x00][ \t]*|[ \t]+)\(?[ \t]*"
-    r"(?:expires|expiry|expiring|valid until|valid through|rotate by)\b(?![ \t]*:)"
-)
 # A license key or a TOTP seed as shown: capitals and digits, both.
 _UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
 _CODE_LIKE = re.compile(r"[0-9A-Z]{8,12}|[0-9a-z]{4,6}-[0-9a-z]{4,6}|[0-9]{4}[ -]?[0-9]{4}")
@@ -3543,7 +3537,7 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     id` of `the commit id for the password change`) holds a strong secret's word (a weak one too,
     with `weak`) that no fact about it follows (`1Password vault` is a vault, `password policy` a
     policy) and no word naming something else comes after."""
-    line = _TRAILING_PAREN.sub("", line.rstrip(" \t:="))  # (`… secret for X (delete after Friday):`)
+    line = _CLAUSE_ASIDE.sub("", line.rstrip(" \t:="))  # (`… secret for X (delete after Friday):`)
     clause = re.split(r"[,.;!?()]", line[-160:])[-1]
     words = _CLAUSE_WORDS.findall(clause)[-10:]
     cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
@@ -3564,7 +3558,8 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     return False
 
 
-_TRAILING_PAREN = re.compile(r"[ \t]*\([^()\r\n]{1,60}\)\Z")
+# An aside that ends a clause (`(copied from the PDF, it wrapped)`): longer than a name's aside.
+_CLAUSE_ASIDE = re.compile(r"[ \t]*\([^()\r\n]{1,60}\)\Z")
 # A clause's words; a name glued by underscores (`HONEYCOMB_API_KEY`) is one word, named as a whole.
 _CLAUSE_WORDS = re.compile(r"[^\W\d_]+(?:_[^\W_]+)+|[^\W\d_]+|[0-9]+")
 
@@ -3613,7 +3608,7 @@ def _foreign_key(c: Candidate) -> bool:
     value = c.value.rstrip(",.;")
     if placeholder(value) or "://" in value or value.startswith("//"):
         return False  # (a URL's own rules read the credentials it holds)
-    if _FINGERPRINT_NOTATION.match(value) or value.startswith(("arn:aws:", "arn:aws-")):
+    if _FINGERPRINT_NOTATION.match(value) or _ARN.match(value):
         return False  # a fingerprint (`SHA256:…`); a resource's ARN
     if _HASH_NOTATION_END.search(c.before[-12:]):
         return False  # `L'empreinte de la clé … est SHA256:<…>`: the colon is the fingerprint's own
