@@ -1709,9 +1709,11 @@ def assigned_name(before: str) -> str:
 
 # In prose, up to six words between the name and `is`/`was`/`are`/`to`: "the token for the
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
+_HOST_NAME = r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,6}"
+_HOST_NAMES = re.compile(r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){2,6}")  # three labels or more
 _PROSE_TAILS = tuple(
-    re.compile(
-        rf"(?i)[ \t]+((?:[A-Za-z0-9_.'’-]{{1,20}}[ \t]+){{{k}}})"
+    re.compile(  # a word, or a host's dotted name (`the root pw on mysql.staging.svc.cluster.local is`)
+        rf"(?i)[ \t]+((?:(?:[A-Za-z0-9_.'’-]{{1,20}}|{_HOST_NAME})[ \t]+){{{k}}})"
         r"(?:is|was|are|to|è|é|est|ist|är|auf|naar|para):?[ \t]+[\"'`]?\Z"
     )
     for k in range(7)
@@ -1739,7 +1741,9 @@ def _prose_name(before: str) -> str | None:
             if name_strength(name) is None:  # `Reset password to …`: the verb is not the name's
                 name = name.rsplit(" ", 1)[-1]
             if name_strength(name) is not None:
-                between = _NAME_WORDS.findall(m.group(1))
+                between = _NAME_WORDS.findall(
+                    _HOST_NAMES.sub(" ", m.group(1))
+                )  # a host's labels are no words
                 if any(
                     w.lower() in NOT_SECRET_SUFFIXES or w.lower() in NOT_SECRET_NAME_WORDS for w in between
                 ):
@@ -1909,6 +1913,13 @@ def joined_password(value: str) -> bool:
     return not _REFERENCE_START.match(value) and len(set(_DIGITS.findall(value))) > 1
 
 
+# Bytes in colon-separated hex (`1d:db:89:…`), 16 of them or more: how fingerprints and serials print.
+_COLON_HEX = re.compile(r"[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){15,}")
+_FINGERPRINT_WORDS = re.compile(
+    r"(?i)fingerprint|thumbprint|\bserial|\bmd5\b|\bsha-?(?:1|256)\b|empreinte|huella"
+)
+
+
 def _assigned_value(c: Candidate) -> bool:
     """`NAME = value`: the name must be a secret's and the value real (random for a weak name);
     `the password is value` in prose: the value must be random or a password a person chose.
@@ -1928,6 +1939,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # `sk_live_<redacted>`: a prefix, then a mask where the value was
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value):
         return False  # an account's address (0x and 40 hex); a key's fingerprint (`SHA256:…`)
+    if _COLON_HEX.fullmatch(value) and _FINGERPRINT_WORDS.search(c.line_before()):
+        return False  # `the MD5 fingerprint of the old key was 1d:db:…`: bytes as a fingerprint prints them
     if _ARN.match(value) or _DOTTED_NUMBERS.fullmatch(value):
         return False  # a resource's ARN; an analytics id of numbers (`_fbp=fb.1.1745062772935.269868086`)
     if _IN_ARN.search(c.before[-160:]):
@@ -3789,11 +3802,19 @@ def _value_under_note(c: Candidate) -> bool:
     successfully reset.`): random, or a password a person chose."""
     before = c.before[: c.before.rfind("\n") if "\n" in c.before[-40:] else c.before.rfind("\x00")]
     above = before[max(before.rfind("\n"), before.rfind("\x00")) + 1 :]
+    cookie = _NAME_FIELD.fullmatch(above)
+    if cookie is not None and cookie.group(1).lower() in _SESSION_COOKIES:  # a cookie pane's `Name:` row
+        value = _PERCENT.sub("", c.value)
+        return not placeholder(value) and real_value(value) and _generated(value)
     if placeholder(c.value) or not any(name_strength(w) == "strong" for w in _CLAUSE_WORDS.findall(above)):
         return False
     if "/" in c.value or not real_value(c.value):
         return False  # (`variable supabaseUrl` / `value: https://…`: an address, not the password)
     return _random_strict(c.value) or keyish(c.value, 12) or human_password(c.value)
+
+
+# The row above a value in a listing of fields (a browser's cookie pane: `Name: connect.sid`).
+_NAME_FIELD = re.compile(r"(?i)[ \t]*name[ \t]*:[ \t]+([^\x00\s]+)[ \t]*\r?")
 
 
 def _named_after(c: Candidate) -> bool:

@@ -69,6 +69,7 @@ CORPORA = {
         "sr1-blind-26",
         "sr1-blind-27",
         "sr1-blind-29",
+        "sr1-blind-30",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

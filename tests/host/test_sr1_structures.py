@@ -1727,6 +1727,30 @@ ENTRY_ROUND_29 = [
     ),
 ]
 
+SECRETS_ROUND_30 = [
+    # a session cookie's value in the row under its name, as a browser's cookie pane lists them
+    (
+        "Cookies for the staging app:\nName: JSESSIONID\nValue: 7F3C9A1E5B2D8F4A6C0E9B1D3F5A7C2E\nPath: /",
+        "7F3C9A1E5B2D8F4A6C0E9B1D3F5A7C2E",
+    ),
+    (
+        "name: laravel_session\nvalue: eyJpdiI6Ik1xT3pWbDd%3D%3Dk2s9Fq81ZpLw0Tc\nsecure: true",
+        "eyJpdiI6Ik1xT3pWbDd%3D%3Dk2s9Fq81ZpLw0Tc",
+    ),
+    # a host's dotted name between the secret's name and `is`
+    (
+        "fyi the admin password for grafana.ops.eu-west-1.internal.example is Vq7#mZ2!pL9xR4 until Friday",
+        "Vq7#mZ2!pL9xR4",
+    ),
+]
+CLEAN_ROUND_30 = [
+    # bytes in colon-separated hex, with a word before the secret's name that says fingerprint
+    "the SHA1 thumbprint of the new signing key is 4a:9c:01:7e:bb:23:5f:d0:11:8a:6c:e2:93:47:0f:d5:2e:b8:c1:09",
+    "md5 fingerprint of the old deploy key was 3f:08:c2:77:1a:d9:4e:b5:60:2c:9f:e1:7a:44:d3:0b",
+    # a cookie pane's row under a name that is no session's
+    "Name: theme\nValue: dark-compact\nPath: /",
+]
+
 
 def test_round_28_id_under_a_note_that_names_it_is_kept(redactor: Redactor) -> None:
     """A program's id in the entry after a note that calls it an id."""
@@ -1752,7 +1776,7 @@ _SECRET_LISTS = (
     (18, SECRETS_ROUND_18), (19, SECRETS_ROUND_19), (20, SECRETS_ROUND_20),
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
-    (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29),
+    (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1761,7 +1785,7 @@ _CLEAN_LISTS = (
     (17, CLEAN_ROUND_17), (18, CLEAN_ROUND_18), (19, CLEAN_ROUND_19), (20, CLEAN_ROUND_20),
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
-    (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29),
+    (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
