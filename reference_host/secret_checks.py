@@ -588,7 +588,8 @@ def _public_address(c: Candidate) -> bool:
     value = c.value
     if "1" in value and bech32_valid(value):
         return _SECRET_HRP.search(value.lower().rpartition("1")[0]) is None
-    return base58check_public(value)
+    key, slash, _ = value.partition("/")  # (a descriptor's `xpub…/0/*`: the key, then a path below it)
+    return base58check_public(key) if slash and key else base58check_public(value)
 
 
 # -- the checks --------------------------------------------------------------------------------------
@@ -986,6 +987,7 @@ _ENCODED_WORD_BEFORE = re.compile(r"=\?[A-Za-z0-9_-]{1,20}\?[BbQq]\?\Z")
 _REQUEST_ID_BEFORE = re.compile(
     r"(?i)(?:extended[ _-]?)?request[ _-]?id[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z"
     r"|x-amz-id-2[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
+    r"|x-amz-cf-id[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z"  # (CloudFront's request id, `X-Amz-Cf-Id …`)
 )
 _POD_NAME = re.compile(r"(?:pods?/|po/)?[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{6,10}-[a-z0-9]{5}")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
@@ -2020,11 +2022,18 @@ def _prose_label(c: Candidate) -> bool:
     label = label[max(label.rfind("\n"), label.rfind("\x00")) + 1 :]
     words = label.split()
     named = [i for i, w in enumerate(words) if name_strength(w.strip("()[]'\"`,")) is not None]
-    if not named or not all(_prose_word(w.strip("()[]")) for w in words[named[-1] + 1 :]):
+    if not named or not all(_prose_word(w.strip("()[]").rstrip(".,;!?")) for w in words[named[-1] + 1 :]):
         return False  # the words after the secret's name are a sentence's, in small letters
     if named[-1] > 0 and words[named[-1] - 1].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
         return False  # `minisign public key: …`: the word before says which key
+    *sentences, last = re.split(r"[.;!?][ \t]", label)
+    if sentences and _ONE_BACK.search(last):  # `… an expired Plaid secret. I put a temporary one in place:`
+        return clause_names_secret(sentences[-1], weak=_random_strict(value))
     return clause_names_secret(label, weak=_random_strict(value))
+
+
+# A clause whose noun is `one`, the secret the sentence before named (`a temporary one`, `the new one`).
+_ONE_BACK = re.compile(r"(?i)\b(?:a|an|the)[ \t]+(?:[a-z]{3,12}[ \t]+)?one\b")
 
 
 _PROSE_WORD = re.compile(r"[^\W\d_][\w'-]{0,20}")
@@ -2944,10 +2953,13 @@ def _table_cell(c: Candidate) -> bool:
         first = row.strip().lstrip("|").split(delimiter, 1)[0].strip().strip("`")
         strength = None if first.endswith(("_", "-")) else name_strength(first)  # (not a prefix, `ghp_`)
     named = [i for i, h in enumerate(header) if h.strip().strip('"').lower() in _NAME_COLUMNS]
-    if strength is None and named and header[column].strip().strip('"').lower() in _VALUE_COLUMNS:
+    value_column = header[column].strip().strip('"').lower() in _VALUE_COLUMNS
+    if strength is None and named and value_column:
         cells = row.strip().lstrip("|").split(delimiter)  # `service,name,value`: the name's cell says
         if named[0] < len(cells):
             strength = name_strength(cells[named[0]].strip().strip('"`'))
+    if strength is None and value_column and column >= 1:  # `…,credential_type,value`: the cell before
+        strength = name_strength(before_cell)
     return strength == "strong" or (strength == "weak" and _random_secret(value))
 
 
@@ -3319,12 +3331,15 @@ def _login_pair(c: Candidate) -> bool:
     value = c.value
     if m.group(1).lower() in ("id", "ids", "no", "number", "num"):
         return False  # `account id: <hex>`: an id, not a user and a password
+    if "@" in m.group(1) and _PORT_PATH.match(value):
+        return False  # `postgres://USER:PASSWORD@HOST:5432/DBNAME`: a URL's host, then its port and path
     if content_address(_token_around(c)):
         return False  # `cache:v3:user:892:profile:<hex>`: a cache's key, its `user:` a segment
     chosen = human_password(value) or keyish(value, 10) or (passphrase(value) and " " not in value)
     return not placeholder(value) and value != m.group(1) and chosen
 
 
+_PORT_PATH = re.compile(r"[0-9]{2,5}(?:[/?]|\Z)")
 _USER_LINE = re.compile(
     r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+|[a-z]{3,20}[0-9]{1,4}"
     r"|(?i:user(?:name)?|login)[ \t]*[:=][ \t]*\S+)"
@@ -3361,7 +3376,9 @@ _ASIDE_TO_END = re.compile(r"[ \t]+\([^()\n\x00]{1,40}\)[ \t]*\r?(?:[\n\x00]|\Z)
 _VALUE_LABEL = re.compile(r"(?i)(?<=\x00)[ \t]*(?:value|valor|wert|valeur)[ \t]*:\Z")
 _VALUE_WORD_END = re.compile(r"(?i)[.;,]?[ \t]+(?:value|valor|wert|valeur)[ \t]*:[ \t]*\Z")
 _ARROW_LEAD = re.compile(r"(?<=\x00)[ \t]*(?:→|->|=>)\Z")
-_NEXT_NOTE = re.compile(r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:note|entry|message|line)")
+_NEXT_NOTE = re.compile(
+    r"(?i)\bin[ \t]+(?:the[ \t]+)?(?:next|following)[ \t]+(?:[a-z]{3,12}[ \t]+)?(?:note|entry|message|line)"
+)  # (`… is stored in the next memory entry.`)
 _NOTE_LABEL = re.compile(r"[^\W_][^=\"{}<>|$`]*")
 # A license key or a TOTP seed as shown: capitals and digits, both.
 _UPPER_CODE = re.compile(r"(?=[A-Z]*[0-9])(?=[0-9]*[A-Z])[A-Z0-9]{10,40}")
@@ -3426,6 +3443,9 @@ def _announced_entry(c: Candidate) -> bool:
     if aside and not announces:
         return False  # `ami-0fefad63c8d130b77 (ubuntu 22.04)` after any note: an id and what it is
     label = _POINTS_ON.sub("", label).rstrip(" \t:")
+    pointer = _NEXT_NOTE.search(label)
+    if pointer is not None:  # `…: the MySQL password is stored in the next memory entry.`: what is stored
+        label = label[: pointer.start()].rsplit(":", 1)[-1].strip()
     values = [v.strip() for v in c.value.split("\n") if v.strip()]
     if len(values) == 1 and _MNEMONIC_WORDS.fullmatch(values[0]):  # a seed phrase under its note
         return len(values[0].split()) in (12, 15, 18, 21, 24) and _MNEMONIC_CONTEXT.search(label) is not None
@@ -3680,11 +3700,11 @@ def _credential_pair(c: Candidate) -> bool:
 # (a Terraform state's output), a cookie jar's `"name"` beside its `"value"`.
 _NAME_ABOVE = (
     re.compile(r"<key>([^<>\x00\r\n]{1,80})</key>[ \t]*\r?\n?[ \t]*<string>\Z"),
-    re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
     re.compile(  # (a browser export's other fields between: `"path": "/"`, `"secure": true`)
         r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,(?:[ \t\r\n]*\"[A-Za-z]{1,20}\"[ \t]*:[ \t]*"
         r"(?:\"[^\"\x00\r\n]{0,80}\"|[A-Za-z0-9.-]{1,20})[ \t]*,){0,8}[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"
-    ),
+    ),  # (before the object's own key: a state file's `"attributes": {"name": "/dev/db-password", …`)
+    re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
 )
 # An HCL or YAML block's `name` (a path, a variable), then its `value` a few fields below (Terraform's
 # `aws_ssm_parameter`: `name = "/prod/app/admin_password"`, `type = "SecureString"`, `value = "…"`).
@@ -3728,6 +3748,8 @@ def _name_above(window: str) -> str | None:
     """The name standing above the value `window` ends at: a plist's key, a JSON object's parent key,
     a cookie jar's `"name"`, a YAML key or list pair's (one place for the keep and the catch)."""
     found = next((m.group(1) for p in _NAME_ABOVE if (m := p.search(window)) is not None), None)
+    if found is not None and found.startswith("/"):
+        return found.rsplit("/", 1)[-1]  # a state file's `"name": "/dev/mysql-password"`: its last piece
     block = _BLOCK_NAME_ABOVE.search(window[-400:]) if found is None else None
     if block is not None:
         return block.group(1).rsplit("/", 1)[-1]  # (`/prod/reporting/admin_password`)
@@ -3797,6 +3819,25 @@ def _flagged_after(c: Candidate) -> bool:
     return _random_strict(value) or keyish(value, 12) or human_password(value)
 
 
+def _arrow_value(c: Candidate) -> bool:
+    """`<a sentence about a secret> -> <value>`: the clause before the arrow (after a speaker's or a
+    ticket's label) names a secret, the value ends its clause and is random or a password a person
+    chose (code's arrows, `x -> f(x)`, `fn token() -> String`, give no such sentence or value)."""
+    value = c.value
+    if placeholder(value) or not real_value(value) or _ARROW_VALUE_END.match(c.after) is None:
+        return False
+    line = c.line_before().rstrip()
+    line = line[: max(line.rfind("->"), line.rfind("→"), line.rfind("=>"))].rstrip()
+    clause = line.rsplit(": ", 1)[-1]  # (`[15:15] Diego: here's …`, `OPS-3687 post-rotation note: …`)
+    if not _NOTE_LABEL.fullmatch(clause) or not clause_names_secret(clause):
+        return False
+    return not _identifier(value) and (_random_strict(value) or keyish(value, 12) or human_password(value))
+
+
+# What may follow a value an arrow gives: the end of its line, an aside, the sentence's end.
+_ARROW_VALUE_END = re.compile(r"[.,;!]?(?:[ \t]*\r?(?:[\n\x00]|\Z)|[ \t]+(?:\(|[—–-][ \t]))")
+
+
 def _value_under_note(c: Candidate) -> bool:
     """`New value: <v>` under a line that names a password (`Password for the [elastic] user
     successfully reset.`): random, or a password a person chose."""
@@ -3806,6 +3847,9 @@ def _value_under_note(c: Candidate) -> bool:
     if cookie is not None and cookie.group(1).lower() in _SESSION_COOKIES:  # a cookie pane's `Name:` row
         value = _PERCENT.sub("", c.value)
         return not placeholder(value) and real_value(value) and _generated(value)
+    if _ROTATED_VALUE.match(c.line_before()):  # a ticket's `Old value (…):` under its title and status
+        title = before[: max(before.rfind("\n"), before.rfind("\x00"), 0)]
+        above += "\n" + title[max(title.rfind("\n"), title.rfind("\x00")) + 1 :]
     if placeholder(c.value) or not any(name_strength(w) == "strong" for w in _CLAUSE_WORDS.findall(above)):
         return False
     if "/" in c.value or not real_value(c.value):
@@ -3813,6 +3857,9 @@ def _value_under_note(c: Candidate) -> bool:
     return _random_strict(c.value) or keyish(c.value, 12) or human_password(c.value)
 
 
+# A rotation's value (`Old value (revoke after cutover):`, `New value:`): its ticket's title may stand a
+# line higher, above its status.
+_ROTATED_VALUE = re.compile(r"(?i)[ \t]*(?:old|new|previous|current)[ \t]+value\b")
 # The row above a value in a listing of fields (a browser's cookie pane: `Name: connect.sid`).
 _NAME_FIELD = re.compile(r"(?i)[ \t]*name[ \t]*:[ \t]+([^\x00\s]+)[ \t]*\r?")
 
@@ -3961,6 +4008,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "key-material": _key_material,
     "assigned-value": _assigned_value,
     "prose-label": _prose_label,
+    "arrow-value": _arrow_value,
     "passphrase": _prose_passphrase,
     "element-value": _element_value,
     "not-placeholder": _not_placeholder,

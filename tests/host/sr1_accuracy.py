@@ -70,6 +70,7 @@ CORPORA = {
         "sr1-blind-27",
         "sr1-blind-29",
         "sr1-blind-30",
+        "sr1-blind-31",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -190,6 +190,12 @@ KNOWN_BELOW = {
     ("sr1-blind-29", "secret:vonage-api-secret"),
     ("sr1-blind-29", "secret:java-session-cookie"),
     ("sr1-blind-29", "secret:wifi-password"),
+    # the Stripe prefix the publishable key shares again (the grader's artifact, as in round 29); an
+    # AWS access key id in prose, redacted by decision (docs/sr1-redaction.md); on the shared path
+    # only, Azure subscription and tenant UUIDs under labels, read with the entries of other items
+    ("sr1-blind-31", "secret:stripe-secret-key"),
+    ("sr1-blind-31", "clean:public-client-identifier"),
+    ("sr1-blind-31", "clean:uuid-identifier"),
 }
 
 
@@ -236,6 +242,7 @@ SIZES = {
     "sr1-blind-27": (220, 40, 862, 348),
     "sr1-blind-29": (200, 40, 724, 399),
     "sr1-blind-30": (180, 35, 637, 351),
+    "sr1-blind-31": (200, 35, 789, 331),
 }
 
 

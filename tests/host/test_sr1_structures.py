@@ -1751,6 +1751,57 @@ CLEAN_ROUND_30 = [
     "Name: theme\nValue: dark-compact\nPath: /",
 ]
 
+SECRETS_ROUND_31 = [
+    # a CSV row: the cell before the `value` column names the secret (kebab-case)
+    (
+        "region,app,kind,value,updated\nap-south,payments,sendgrid-api-key,Q7mK2xP9vL4wR8tN3bJ6,2026-01-09",
+        "Q7mK2xP9vL4wR8tN3bJ6",
+    ),
+    # a state file's object: `"name": "/<path>/<secret's name>"`, then its `"value"` under another key
+    (
+        '{"attributes": {\n  "name": "/prod/billing/smtp-password",\n  "type": "SecureString",\n'
+        '  "value": "Harbor-violet2291"\n}}',
+        "Harbor-violet2291",
+    ),
+    # a sentence about a secret, an arrow, the value
+    (
+        "Farah: the new SFTP password for the vendor drop is live -> Lantern#owl4418 (please don't forward)",
+        "Lantern#owl4418",
+    ),
+    # a clause whose noun is `one`, the secret the sentence before named
+    (
+        "the Mailjet secret expired overnight. I made a fresh one: 9f2c7a41d08e5b63c1a7 . rotate it later",
+        "9f2c7a41d08e5b63c1a7",
+    ),
+    # Redis's AUTH at its prompt
+    ("sessions-02:6380> AUTH default Saffron-kettle-57\nOK", "Saffron-kettle-57"),
+    # a rotation ticket's `Old value (…):` under its title and its status
+    (
+        "SEC-118 Rotate webhook secret (prod)\nStatus: Done\nOld value (kept until Monday): 4d8aQz71Lw0pX5",
+        "4d8aQz71Lw0pX5",
+    ),
+]
+CLEAN_ROUND_31 = [
+    # an xpub with a derivation path below it, in a wallet descriptor
+    "descriptor: pkh(xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8/1/*)",
+    # a URL whose userinfo is a placeholder, then its port and path
+    "mysql://USER:PASS@HOST:3306/appdb?charset=utf8mb4",
+    # CloudFront's request id after its header name
+    "cache miss at 03:12, X-Amz-Cf-Id Lk3RfZ0y_9QpWmE2vH8bT1xA6cN4uJ7sD5gK0oP2iY3rV8nB==",
+    # an arrow in code, and a menu path
+    "val mapped = tokens.map { token -> token.trim() }",
+]
+ENTRY_ROUND_31 = [
+    # a note that says the value is in the next entry, naming the secret before that
+    (
+        [
+            "Reminder (billing, prod): the Braintree private key is kept in the following memory note.",
+            "8c1f4e7a9b2d6053f1e8a7c4b9d2e6f0",
+        ],
+        "8c1f4e7a9b2d6053f1e8a7c4b9d2e6f0",
+    ),
+]
+
 
 def test_round_28_id_under_a_note_that_names_it_is_kept(redactor: Redactor) -> None:
     """A program's id in the entry after a note that calls it an id."""
@@ -1777,6 +1828,7 @@ _SECRET_LISTS = (
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
+    (31, SECRETS_ROUND_31),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1786,12 +1838,13 @@ _CLEAN_LISTS = (
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
+    (31, CLEAN_ROUND_31),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
     (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
-    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29),
+    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29), (31, ENTRY_ROUND_31),
 )  # fmt: skip
 
 
