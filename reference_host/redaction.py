@@ -487,8 +487,8 @@ class Redactor:
         if not rest:
             return provider
         texts = [joined[a:b] for a, b in rest]
-        if head_open and provider:
-            return not any(plain_word(t) for t in texts)
+        if head_open and provider:  # (a row of values, `session_id,user_id,…`, is no token's rest)
+            return not any(plain_word(t) or "," in t for t in texts)
         return _fragments_continue(texts, hex_ok=provider, need_random=True)
 
 

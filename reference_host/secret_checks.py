@@ -463,6 +463,8 @@ def _run(c: Candidate) -> bool | str:
         return False  # a ConfigMap's `favicon.ico: AAAB…`: a file's bytes, which its type says are media
     if _FLAG_ID.search(c.line_before()) or _labelled_as_ids(c):
         return False  # `--drive-root-folder-id <id>`; values under `Solana program id`, `doc ids to …`
+    if c.after.startswith(".apps.googleusercontent.com") or _in_public_pem(c) or _public_plist_array(c):
+        return False  # an OAuth client's id; a certificate's lines as a C string; a plist's list of pins
     if len(c.value) >= 32 and _key_material(c):
         return True
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
@@ -525,7 +527,42 @@ def _labelled_as_ids(c: Candidate) -> bool:
 
 
 _RUN_LINE = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
+
+
 # A file's name as a key, of a type that holds media, not keys (`favicon.ico:`, `"logo.png":`).
+def _in_public_pem(c: Candidate) -> bool:
+    """Inside a certificate's or a public key's PEM block written some other way than the PEM rule
+    reads it (each line a C string: `"-----BEGIN CERTIFICATE-----\\n" \\` then `"MIID…\\n" \\`)."""
+    text = c.text
+    lo = max(0, c.start - TABLE_LOOKBACK, text.rfind("\x00", 0, c.start))  # its own entry
+    begin = text.rfind("-----BEGIN ", lo, c.start)
+    if begin < 0 or _PUBLIC_PEM_LABEL.match(text, begin + len("-----BEGIN ")) is None:
+        return False
+    first = text.find("\n", begin, c.start)
+    end = text.find("\n", c.end)
+    body = text[first + 1 : len(text) if end < 0 else end] if first >= 0 else ""
+    return bool(body) and all(_PEM_STRING_LINE.fullmatch(line) for line in body.split("\n"))
+
+
+# A line of a PEM body written as a code string (`"MIID…\\n" \\`, `"…\\n" +`), nothing else on it.
+_PEM_STRING_LINE = re.compile(r"[ \t]*[\"']?[A-Za-z0-9+/=]{4,76}(?:\\n)?[\"']?[ \t]*[\\+]?[ \t]*\r?")
+_PUBLIC_PEM_LABEL = re.compile(r"(?:CERTIFICATE|TRUSTED CERTIFICATE|PUBLIC KEY|RSA PUBLIC KEY|X509 CRL)-----")
+
+
+def _public_plist_array(c: Candidate) -> bool:
+    """A `<string>` of a plist's `<array>` whose `<key>` says public material (TrustKit's
+    `TSKPublicKeyHashes`, a list of certificate pins)."""
+    m = _PLIST_ARRAY_KEY.search(c.before[-BEFORE_CHARS:])
+    return m is not None and not {w.lower() for w in _words(m.group(1))}.isdisjoint(_PUBLIC_LIST_WORDS)
+
+
+_PLIST_ARRAY_KEY = re.compile(
+    r"<key>([^<>\x00\r\n]{1,80})</key>[ \t\r\n]*<array>(?:[ \t\r\n]*<string>[^<>\x00]{0,200}</string>)*"
+    r"[ \t\r\n]*<string>\Z"
+)
+_PUBLIC_LIST_WORDS = frozenset({"public", "pin", "pins", "pinned", "hashes", "fingerprints", "certificates"})
+
+
 _MEDIA_FILE_KEY = re.compile(
     r"(?i)[A-Za-z0-9_-]\.(?:ico|png|jpe?g|gif|webp|svg|bmp|tiff?|woff2?|ttf|otf|eot|mp3|wav|ogg|mp4|webm|pdf)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
@@ -875,6 +912,9 @@ def _key_material(c: Candidate) -> bool:
         return False  # a path (`/nix/store/<hash>-glibc`, `.git/objects/f0/e1e8…`), not a key
     if _DOCUMENT_PATH.fullmatch(value) and value.count("/") >= 3:
         return False  # a document's path of ids (`users/<id>/orders/<id>`)
+    scheme = _SCHEME_END.search(before[-40:]) if value.startswith("/") and value.count("/") >= 2 else None
+    if scheme is not None and name_strength(scheme.group(1)) is None:
+        return False  # a URI's path after its scheme (`mlflow-artifacts:/14/<run id>/artifacts`)
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
@@ -989,6 +1029,7 @@ _REQUEST_ID_BEFORE = re.compile(
     r"|x-amz-id-2[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
     r"|x-amz-cf-id[\"']?[ \t]*[:=]?[ \t]*[\"']?\Z"  # (CloudFront's request id, `X-Amz-Cf-Id …`)
 )
+_SCHEME_END = re.compile(r"(?:^|[\s\"'(=])([a-z][a-z0-9+.-]{1,30}):\Z")
 _POD_NAME = re.compile(r"(?:pods?/|po/)?[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{6,10}-[a-z0-9]{5}")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
@@ -1789,6 +1830,8 @@ def _code_expression(c: Candidate) -> bool:
         return True
     if _OPTIONAL_CHAIN.fullmatch(c.value) is not None and c.after[:1] in ("(", "["):
         return True  # `req.headers.authorization?.split(' ')`
+    if _FALLBACK_EXPRESSION.fullmatch(c.value) is not None:
+        return True  # `this.token=e.token||null`: a member read, with a fallback if it is missing
     member = c.after[:1] == "." and (c.after[1:2].isalpha() or c.after[1:2] == "_")  # not a full stop
     return _IDENTIFIER.fullmatch(c.value) is not None and (c.after[:1] in ("(", "[") or member)
 
@@ -1796,6 +1839,11 @@ def _code_expression(c: Candidate) -> bool:
 _MEMBER_CALL = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+\(")
 _OPTIONAL_CHAIN = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)+")
 _CONSTRUCTOR = re.compile(r"(?:[A-Z][a-z0-9]+){2,}\(")  # `EncryptedCharField(max_length=255)`
+# A member read, then `||`, `??` or `&&` and a literal or another name (`e.token||null`, `opts.key??""`).
+_FALLBACK_EXPRESSION = re.compile(
+    r"[A-Za-z_$][A-Za-z0-9_$]*(?:\??\.[A-Za-z_$][A-Za-z0-9_$]*)+[ \t]*(?:\|\||\?\?|&&)[ \t]*"
+    r"(?:null|undefined|nil|None|true|false|[0-9]+|\"\"|''|[A-Za-z_$][A-Za-z0-9_$.]*)?"
+)  # (the fallback may be a string the value stops before: `e.apiKey||""`)
 
 
 # A declaration with a type between its name and its value: `const TOKEN: &str = "…"`,
@@ -1819,7 +1867,15 @@ def _assignment(before: str) -> tuple[str, str]:
         head = before[: len(before) - len(tail) + field.start()]
         return head, assigned_name(head)
     typed = _TYPED.search(before[-120:]) if before.rstrip(" \t\"'`").endswith("=") else None
+    if typed is None and (element := _ELEMENT_WITH_ATTRIBUTES.search(tail)) is not None:
+        return before[: len(before) - len(tail) + element.start()], element.group(
+            1
+        )  # `<Pass encoding="base64">`
     return before, typed.group(1) if typed else name
+
+
+# An XML element's opening tag with attributes, right before its text: the element names the value.
+_ELEMENT_WITH_ATTRIBUTES = re.compile(r"<([A-Za-z][A-Za-z0-9_.:-]{0,60})[ \t]+[^\x00<>\r\n]{1,80}>\Z")
 
 
 _MASK_AFTER = re.compile(r"<[A-Za-z _.-]{1,30}>")
@@ -2012,6 +2068,9 @@ def _prose_label(c: Candidate) -> bool:
     value = c.value
     chosen = lowercase_password(value) and _SAYS_PASSWORD_WORD.search(c.before[-120:]) is not None
     chosen = chosen or joined_password(value)
+    chosen = chosen or (
+        _DASHED_APP_PASSWORD.fullmatch(value) is not None and "password" in c.before[-120:].lower()
+    )
     if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value) or chosen):
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
@@ -2026,12 +2085,20 @@ def _prose_label(c: Candidate) -> bool:
         return False  # the words after the secret's name are a sentence's, in small letters
     if named[-1] > 0 and words[named[-1] - 1].lower() in NOT_SECRET_BEFORE | NOT_SECRET_NAME_WORDS:
         return False  # `minisign public key: …`: the word before says which key
+    weak = _random_strict(value)
     *sentences, last = re.split(r"[.;!?][ \t]", label)
     if sentences and _ONE_BACK.search(last):  # `… an expired Plaid secret. I put a temporary one in place:`
-        return clause_names_secret(sentences[-1], weak=_random_strict(value))
-    return clause_names_secret(label, weak=_random_strict(value))
+        return clause_names_secret(sentences[-1], weak=weak)
+    *clauses, aside = label.split(",")
+    if clauses and _IT_BACK.search(aside) and not clause_names_secret(label, weak=weak):
+        return clause_names_secret(clauses[-1], weak=weak)  # `… token for staging, don't paste it …:`
+    return clause_names_secret(label, weak=weak)
 
 
+# An app-specific password as Apple shows it: four groups of four small letters (`ilsw-ksto-uuhw-jcdw`).
+_DASHED_APP_PASSWORD = re.compile(r"[a-z]{4}(?:-[a-z]{4}){3}")
+# A clause about the thing the clause before named (`…, don't paste it anywhere public`).
+_IT_BACK = re.compile(r"(?i)\b(?:it|them)\b")
 # A clause whose noun is `one`, the secret the sentence before named (`a temporary one`, `the new one`).
 _ONE_BACK = re.compile(r"(?i)\b(?:a|an|the)[ \t]+(?:[a-z]{3,12}[ \t]+)?one\b")
 
@@ -3571,6 +3638,9 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     with `weak`) that no fact about it follows (`1Password vault` is a vault, `password policy` a
     policy) and no word naming something else comes after."""
     line = _CLAUSE_ASIDE.sub("", line.rstrip(" \t:="))  # (`… secret for X (delete after Friday):`)
+    line = _ROOTED_PATH.sub(
+        " path ", line
+    )  # (`passphrase for ~/.ssh/id_rsa on …`: the path's dots end no clause)
     clause = re.split(r"[,.;!?()]", line[-160:])[-1]
     words = _CLAUSE_WORDS.findall(clause)[-10:]
     cut = next((k for k, w in enumerate(words) if k and w.lower() in _PREPOSITIONS), len(words))
@@ -3591,6 +3661,8 @@ def clause_names_secret(line: str, *, weak: bool = False) -> bool:
     return False
 
 
+# A path from the root or the home folder (`/etc/ssl/x.pem`, `~/.ssh/id_rsa`), a word of its own.
+_ROOTED_PATH = re.compile(r"(?<![^\s(\"'`])~?/[^\s,;()\"'`]+")
 # An aside that ends a clause (`(copied from the PDF, it wrapped)`): longer than a name's aside.
 _CLAUSE_ASIDE = re.compile(r"[ \t]*\([^()\r\n]{1,60}\)\Z")
 # A clause's words; a name glued by underscores (`HONEYCOMB_API_KEY`) is one word, named as a whole.
@@ -3819,6 +3891,40 @@ def _flagged_after(c: Candidate) -> bool:
     return _random_strict(value) or keyish(value, 12) or human_password(value)
 
 
+def _hex_bytes_key(c: Candidate) -> bool:
+    """A key's bytes written out in hex (`{ 0x9D, 0x56, … }`) under a name that says key or secret:
+    not a public key's, an IV's or a test's, and not a run a person typed (all one byte, counting up)."""
+    declared = _ARRAY_SUFFIX.sub("", c.before.rstrip(" \t{[(").rstrip("=").rstrip(" \t"))
+    name = assigned_name(declared)  # (`AES_KEY[16]`: the array's size is no name)
+    if name_strength(name) is None or _KEY_BYTES_WORDS.isdisjoint(w.lower() for w in _words(name)):
+        return False  # (a key's or a secret's bytes; an S-box's seed is a table's)
+    if public.test_vector(c.text, c.start) or _NOT_KEY_AFTER.search(c.after.split("\n", 1)[0]):
+        return False  # NIST's published inputs; `/* lookup table, not key material */`
+    octets = [int(h, 16) for h in _HEX_OCTET.findall(c.value)]
+    steps = {b - a for a, b in itertools.pairwise(octets)}
+    return len(set(octets)) > len(octets) // 2 and steps != {1} and steps != {0}
+
+
+_HEX_OCTET = re.compile(r"0[xX]([0-9A-Fa-f]{2})")
+_KEY_BYTES_WORDS = frozenset({"key", "secret", "psk", "hmac", "aes", "master", "private"})
+_NOT_KEY_AFTER = re.compile(r"(?i)(?://|#|/\*).{0,60}\b(?:not|no)\b.{0,20}\b(?:key|secret)")
+_ARRAY_SUFFIX = re.compile(r"[ \t]*\[[0-9A-Za-z_ ]*\]\Z")
+
+
+def _header_after(c: Candidate) -> bool:
+    """`setValue("<v>", forHTTPHeaderField: "<name>")`: the header's name after the value says secret
+    (real under a strong name, random under a weak one)."""
+    m = _HEADER_NAME_AFTER.match(c.after)
+    value = c.value
+    if m is None or placeholder(value) or not real_value(value):
+        return False
+    strength = name_strength(m.group(1))
+    return strength == "strong" or (strength == "weak" and _random_weak_value(value))
+
+
+_HEADER_NAME_AFTER = re.compile(r"\"[ \t]*,?[ \t]*forHTTPHeaderField:[ \t]*@?\"([^\"\x00\r\n]{1,80})\"")
+
+
 def _arrow_value(c: Candidate) -> bool:
     """`<a sentence about a secret> -> <value>`: the clause before the arrow (after a speaker's or a
     ticket's label) names a secret, the value ends its clause and is random or a password a person
@@ -4009,6 +4115,8 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "assigned-value": _assigned_value,
     "prose-label": _prose_label,
     "arrow-value": _arrow_value,
+    "header-after": _header_after,
+    "hex-bytes-key": _hex_bytes_key,
     "passphrase": _prose_passphrase,
     "element-value": _element_value,
     "not-placeholder": _not_placeholder,

@@ -71,6 +71,7 @@ CORPORA = {
         "sr1-blind-29",
         "sr1-blind-30",
         "sr1-blind-31",
+        "sr1-blind-32",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -196,6 +196,15 @@ KNOWN_BELOW = {
     ("sr1-blind-31", "secret:stripe-secret-key"),
     ("sr1-blind-31", "clean:public-client-identifier"),
     ("sr1-blind-31", "clean:uuid-identifier"),
+    # a wallet's private key in hex after `metamask export of … wallet:` (no secret's word); `<service>
+    # admin / <pw>` with no word that says login; a keystore's `store:` row under a note naming
+    # passwords; kept wrongly: a crash report's `Session:` id (a session's word), public SDK keys
+    # whose look says live key (Branch's `key_live_…`, RevenueCat's `goog_…`/`appl_…`)
+    ("sr1-blind-32", "secret:ethereum-private-key"),
+    ("sr1-blind-32", "secret:password-in-prose"),
+    ("sr1-blind-32", "secret:android-keystore-password"),
+    ("sr1-blind-32", "clean:trace-request-id"),
+    ("sr1-blind-32", "clean:public-client-identifier"),
 }
 
 
@@ -243,6 +252,7 @@ SIZES = {
     "sr1-blind-29": (200, 40, 724, 399),
     "sr1-blind-30": (180, 35, 637, 351),
     "sr1-blind-31": (200, 35, 789, 331),
+    "sr1-blind-32": (200, 35, 871, 367),
 }
 
 

@@ -1802,6 +1802,52 @@ ENTRY_ROUND_31 = [
     ),
 ]
 
+SECRETS_ROUND_32 = [
+    # a header's value set before its name (Objective-C this time)
+    (
+        '[req setValue:@"4be1c9a07d3f52e86a1b0c7d9e2f4a6b" forHTTPHeaderField:@"X-Api-Token"];',
+        "4be1c9a07d3f52e86a1b0c7d9e2f4a6b",
+    ),
+    # an XML element with attributes whose tag names the password
+    ('<Credential>\n  <Password type="plain">Tundra_ember93</Password>\n</Credential>', "Tundra_ember93"),
+    # a key's bytes in hex under a name that says key
+    (
+        "static const unsigned char hmac_key[] = {0x4f, 0xa2, 0x19, 0xd7, 0x3c, 0x88, 0xe1, 0x06, 0xb5, 0x7a};",
+        "0x4f, 0xa2, 0x19, 0xd7, 0x3c, 0x88, 0xe1, 0x06, 0xb5, 0x7a",
+    ),
+    # an aside about `it` between the secret's name and the label's colon
+    (
+        "the Sentry auth token for prod, keep it out of tickets: Wq81nXz4Pt0cRvB7sLm2Ke",
+        "Wq81nXz4Pt0cRvB7sLm2Ke",
+    ),
+]
+CLEAN_ROUND_32 = [
+    # an OAuth client's id before its Google domain
+    "GIDClientID = 318840277615-a7kq3r2x9b1m5n0c8v6t4z2w1y7u3s9p.apps.googleusercontent.com",
+    # a TrustKit list of pins under a key that says public key hashes
+    "<key>TSKPublicKeyHashes</key>\n<array>\n  <string>Yq2Kx8vB1nR4tW7mZ0aF3cH6jL9pS5dG2eU8oI1rT4Y=</string>\n</array>",
+    # a URI's path after its scheme
+    "model stored at runs:/8e2f4c1a9b7d3e5f6a0c2b4d8e1f3a5c/model",
+    # a member read with a fallback, in minified code
+    'function(e){this.apiKey=e.apiKey||"",this.secret=e.secret||null}',
+    # an AES test key under its NIST heading
+    "/* FIPS-197 C.1 AES-128 */\nconst uint8_t key[16] = {0x00,0x01,0x02,0x03,0x04,0x05,0x06,0x07,0x08,0x09,0x0a,0x0b,0x0c,0x0d,0x0e,0x0f};",
+]
+ENTRY_ROUND_32 = [
+    # a note that names a passphrase for a key under the home folder, its value in the next entry
+    (["passphrase for ~/.ssh/deploy_ed25519 on the runner:", "Vn6#rTq!82pLmZe"], "Vn6#rTq!82pLmZe"),
+]
+
+
+def test_round_32_a_row_after_a_token_that_ends_an_entry_is_kept(redactor: Redactor) -> None:
+    """A provider's URL at an entry's end, a placeholder alone, does not become a token by taking the
+    next entry's CSV row as its rest: both entries stay."""
+    parts = [
+        "the hook format is https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "run_id,owner,minutes\n9c2e41d7-5a3b-4f80-b6e1-7d2c9a0f4e83,ana,12",
+    ]
+    assert redactor.redact_parts(parts)[1] == parts[1]
+
 
 def test_round_28_id_under_a_note_that_names_it_is_kept(redactor: Redactor) -> None:
     """A program's id in the entry after a note that calls it an id."""
@@ -1828,7 +1874,7 @@ _SECRET_LISTS = (
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
-    (31, SECRETS_ROUND_31),
+    (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1838,13 +1884,13 @@ _CLEAN_LISTS = (
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
-    (31, CLEAN_ROUND_31),
+    (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
     (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
-    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29), (31, ENTRY_ROUND_31),
+    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29), (31, ENTRY_ROUND_31), (32, ENTRY_ROUND_32),
 )  # fmt: skip
 
 
