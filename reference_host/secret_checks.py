@@ -697,10 +697,21 @@ def _card_number(c: Candidate) -> bool:
     amex = digits[:2] in ("34", "37")
     if (len(digits) != 15 if amex else len(digits) != 16) or not _CARD_PREFIX.match(digits):
         return False
+    if digits in _TEST_CARDS or _TEST_CARD_WORDS.search(c.line_before()[-60:]):
+        return False  # a network's published test number; a line that calls it a test card
     return luhn(digits) and len(set(digits[6:-1])) > 2 and _DIGIT_RUN.search(digits) is None
 
 
 _DIGIT_RUN = re.compile(r"([0-9])\1{3}")  # `4000002760003184`, `5555…4444`: a test number's pattern
+# Test numbers the networks and processors publish for sandboxes (no digit four times in a row).
+_TEST_CARDS = frozenset(
+    {"378282246310005", "371449635398431", "378734493671000", "5105105105105100", "6011000990139424",
+     "3566002020360505", "5200828282828210", "4000056655665556", "4012888888881881"}
+)  # fmt: skip
+_TEST_CARD_WORDS = re.compile(
+    r"(?i)test(?:ing)?[ \t_-]*(?:card|cc|credit card|number|visa|amex|mastercard)\b|\bsandbox\b"
+    r"|testkarte|tarjeta de prueba|carte de test|cartão de teste|carta di test"
+)
 
 _HEXISH_PATH_OWNER = re.compile(
     r"(?i)/(?:commit|commits|blob|tree|tx|txs|block|blocks|ipfs|sha|hash|objects?|"
@@ -1199,13 +1210,22 @@ def _encodes_text(value: str) -> bool:
         data = base64.b64decode(core + "=" * (-len(core) % 4))
     except ValueError:
         return False
-    if len(data) < 16 or len(data.translate(None, _PRINTABLE)) > 0.1 * len(data):
+    if len(data) < 16 or (len(data.translate(None, _PRINTABLE)) > 0.1 * len(data) and not _utf8_text(data)):
         return False
     if basic_credential(data):
         return False  # `user:password` (a Basic credential, an Azure DevOps `:<PAT>`) is a secret
     if public.holds_key(data):
         return False  # text that carries a key of its own (a tunnel token's JSON)
     return _SECRET_WORDS_INSIDE.search(data) is None  # a docker config's `"auth": ...` is a secret
+
+
+def _utf8_text(data: bytes) -> bool:
+    """Bytes that are text in UTF-8 (`Olá mundo, relatório…`): random bytes are no valid UTF-8."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return sum(ch.isprintable() or ch in "\n\t\r" for ch in text) >= 0.9 * len(text)
 
 
 _USER_PASSWORD = re.compile(rb"[^\s:{\[\"]{0,64}:[^\s:]\S{5,}")  # a JSON document's `{"a":…` is none
@@ -1974,7 +1994,8 @@ def joined_password(value: str) -> bool:
 # Bytes in colon-separated hex (`1d:db:89:…`), 16 of them or more: how fingerprints and serials print.
 _COLON_HEX = re.compile(r"[0-9A-Fa-f]{2}(?::[0-9A-Fa-f]{2}){15,}")
 _FINGERPRINT_WORDS = re.compile(
-    r"(?i)fingerprint|thumbprint|\bserial|\bmd5\b|\bsha-?(?:1|256)\b|empreinte|huella"
+    r"(?i)fingerprint|thumbprint|\bserial|\bmd5\b|\bsha-?(?:1|256)\b|empreinte|huella|fingerabdruck|impronta"
+    r"|impressão digital|отпечаток|指纹|指紋|지문"
 )
 
 
@@ -1997,8 +2018,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # `sk_live_<redacted>`: a prefix, then a mask where the value was
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value):
         return False  # an account's address (0x and 40 hex); a key's fingerprint (`SHA256:…`)
-    if _COLON_HEX.fullmatch(value) and _FINGERPRINT_WORDS.search(c.line_before()):
-        return False  # `the MD5 fingerprint of the old key was 1d:db:…`: bytes as a fingerprint prints them
+    if (_COLON_HEX.fullmatch(value) or is_hex(value)) and _FINGERPRINT_WORDS.search(c.line_before()):
+        return False  # `the MD5 fingerprint of the old key was 1d:db:…`, `Fingerprint of the key: <hex>`
     if _ARN.match(value) or _DOTTED_NUMBERS.fullmatch(value):
         return False  # a resource's ARN; an analytics id of numbers (`_fbp=fb.1.1745062772935.269868086`)
     if _IN_ARN.search(c.before[-160:]):
@@ -3421,7 +3442,7 @@ _ASKS_FOR_SECRET = re.compile(r"(?:is|are|was)?[ \t]*[:?]?[ \t]*\Z")
 # What the note before a value says of where the value is (`… is in the next note`, `below`).
 _POINTS_ON = re.compile(
     r"(?i)[ \t]*(?:(?:is|are)[ \t]+)?"
-    r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows)[ \t.:]*\Z"
+    r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows|↓|⬇️?|👇)[ \t.:]*\Z"
 )
 # The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
 _FOREIGN_PASSWORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"])
@@ -3713,6 +3734,8 @@ def _foreign_key(c: Candidate) -> bool:
     value = c.value.rstrip(",.;")
     if placeholder(value) or "://" in value or value.startswith("//"):
         return False  # (a URL's own rules read the credentials it holds)
+    if is_hex(value) and _FINGERPRINT_WORDS.search(c.line_before()):
+        return False  # `Fingerabdruck des Schlüssels: <hex>`: the key's fingerprint, not the key
     if _FINGERPRINT_NOTATION.match(value) or _ARN.match(value):
         return False  # a fingerprint (`SHA256:…`); a resource's ARN
     if _HASH_NOTATION_END.search(c.before[-12:]):
@@ -3911,6 +3934,40 @@ _NOT_KEY_AFTER = re.compile(r"(?i)(?://|#|/\*).{0,60}\b(?:not|no)\b.{0,20}\b(?:k
 _ARRAY_SUFFIX = re.compile(r"[ \t]*\[[0-9A-Za-z_ ]*\]\Z")
 
 
+def _foreign_lone_value(c: Candidate) -> bool:
+    """A line in another language that names a key or a password (`Linode anahtarı`, `Android
+    keystore 비밀번호`, `Ciao, ti giro la chiave di Scaleway:`), its value alone on the next line:
+    random, a password a person chose under a password's word, a UUID or long hex under a key's."""
+    above = c.before.rstrip(" \t")[:-1].rstrip("\r")
+    label = above[max(above.rfind("\n"), above.rfind("\x00")) + 1 :]
+    value = c.value
+    if placeholder(value) or _FOREIGN_ID.search(label) or any(ch in value for ch in "/,=;"):
+        return False  # (a path, a row or an assignment is not a value kept for later)
+    if len(_CJK.findall(value)) >= 4 or not value.isascii():
+        return False  # a sentence of a script written without spaces (`来週ローテーション予定。…`)
+    words = [m.group().lower() for m in _FOREIGN_KEY_WORD.finditer(label)]
+    if not _FOREIGN_PASSWORD.search(label) and all(w in _ENGLISH_KEY_WORDS for w in words):
+        return False  # English's own words (`token`, `api key`) are read by the English rules
+    if not _NOTE_LABEL.fullmatch(label.strip()) and not _FOREIGN_SCRIPT.search(label):
+        return False  # a label is prose, not code
+    if _FOREIGN_PASSWORD.search(label) and joined_password(value):
+        return True  # words and digits a person joined (`Granite812.pixel`)
+    if not real_value(value):
+        return False
+    if _FOREIGN_PASSWORD.search(label):
+        return _random_strict(value) or keyish(value, 10) or human_password(value)
+    if not _FOREIGN_KEY_WORD.search(label):
+        return False
+    hexlike = _UUID.fullmatch(value) is not None or (is_hex(value) and len(value) >= 24)
+    return hexlike or _random_strict(value) or keyish(value, 10)
+
+
+_ENGLISH_KEY_WORDS = frozenset({"token", "api key"})
+_FOREIGN_SCRIPT = re.compile(r"[^\x00-\u024f]")  # a script other than Latin's (`비밀번호`, `مفتاح`)
+# Words for an id in the languages the foreign rules read (`ID`, `identificador`, `идентификатор`).
+_FOREIGN_ID = re.compile(r"(?i)\bids?\b|identifi|идентификатор|识别|標識|식별|kimlik")
+
+
 def _header_after(c: Candidate) -> bool:
     """`setValue("<v>", forHTTPHeaderField: "<name>")`: the header's name after the value says secret
     (real under a strong name, random under a weak one)."""
@@ -3935,7 +3992,8 @@ def _arrow_value(c: Candidate) -> bool:
     line = c.line_before().rstrip()
     line = line[: max(line.rfind("->"), line.rfind("→"), line.rfind("=>"))].rstrip()
     clause = line.rsplit(": ", 1)[-1]  # (`[15:15] Diego: here's …`, `OPS-3687 post-rotation note: …`)
-    if not _NOTE_LABEL.fullmatch(clause) or not clause_names_secret(clause):
+    foreign = _FOREIGN_PASSWORD.search(clause) is not None  # (`dbのパスワードを更新しました → …`)
+    if not _NOTE_LABEL.fullmatch(clause) or not (foreign or clause_names_secret(clause)):
         return False
     return not _identifier(value) and (_random_strict(value) or keyish(value, 12) or human_password(value))
 
@@ -4116,6 +4174,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "prose-label": _prose_label,
     "arrow-value": _arrow_value,
     "header-after": _header_after,
+    "foreign-lone-value": _foreign_lone_value,
     "hex-bytes-key": _hex_bytes_key,
     "passphrase": _prose_passphrase,
     "element-value": _element_value,
@@ -4219,6 +4278,9 @@ def _public_value(c: Candidate) -> bool:
     return public.public_client(c.before)
 
 
+_SECRET_STORE_NAME = re.compile(
+    r"(?i)1Password|Bitwarden|Vaultwarden|LastPass|KeePass(?:XC)?|Dashlane|Keeper|Doppler|Infisical|Passbolt"
+)
 _MNEMONIC_CHECKS = frozenset({"mnemonic", "wordlist-mnemonic", "numbered-mnemonic"})
 _LOWER_WORDS = re.compile(r"[a-z]+")
 _DATE_OR_VERSION = re.compile(
@@ -4236,6 +4298,8 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
         return False
     if not keep and _DATE_OR_VERSION.fullmatch(c.value):
         return False  # `2024-03-09`, `^4.0.0`: a date or a version range, whatever column or name
+    if not keep and _SECRET_STORE_NAME.fullmatch(c.value):
+        return False  # `db pass -> 1Password (vault Infra)`: where the secret is kept, not the secret
     if not keep and _SECRET_LOOKUP.search(c.before[-40:]):
         return False  # `credentials('aws-prod-deployer')`: a secret's name in its store, not the secret
     if check is None:

@@ -1838,6 +1838,32 @@ ENTRY_ROUND_32 = [
     (["passphrase for ~/.ssh/deploy_ed25519 on the runner:", "Vn6#rTq!82pLmZe"], "Vn6#rTq!82pLmZe"),
 ]
 
+SECRETS_ROUND_33 = [
+    # a line in another language that names a key, its value alone on the next line
+    ("Hier der Schlüssel für Mailgun\n3f9c0a7e5d2b8146c9e1f0a3b7d5c2e8", "3f9c0a7e5d2b8146c9e1f0a3b7d5c2e8"),
+    ("Пароль от стенда\nLynx_harbor2291", "Lynx_harbor2291"),
+    # an arrow after a sentence about a password in another language
+    ("已经更新了数据库密码 → Orchid!5520kx", "Orchid!5520kx"),
+]
+CLEAN_ROUND_33 = [
+    # a key's fingerprint in hex, the line naming the fingerprint before the key
+    "Fingerprint of the signing key: 5A1C9E7B3D2F08E6A4B1C7D9E3F5A2B8C0D4E6F1",
+    "Empreinte de la clé : 5A1C9E7B3D2F08E6A4B1C7D9E3F5A2B8C0D4E6F1",
+    # a password manager's name where the value would be
+    "smtp password -> Bitwarden (folder Mail)",
+    # base64 of text in UTF-8
+    "b64: SGVqIHbDpHJsZGVuLCBow6RyIMOkciByYXBwb3J0ZW4gZsO2ciBtYXJz",
+    # a card number the line calls a test card
+    "use test card 5200 8282 8282 8210 in the sandbox",
+]
+ENTRY_ROUND_33 = [
+    # a note that points down at its value in the next entry
+    (
+        ["Stripe webhook signing secret (staging) ↓", "9d4e2b7a1c8f6035e2d9b4a7c1f8e3d6"],
+        "9d4e2b7a1c8f6035e2d9b4a7c1f8e3d6",
+    ),
+]
+
 
 def test_round_32_a_row_after_a_token_that_ends_an_entry_is_kept(redactor: Redactor) -> None:
     """A provider's URL at an entry's end, a placeholder alone, does not become a token by taking the
@@ -1874,7 +1900,7 @@ _SECRET_LISTS = (
     (21, SECRETS_ROUND_21), (22, SECRETS_ROUND_22), (23, SECRETS_ROUND_23),
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
-    (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32),
+    (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1884,13 +1910,13 @@ _CLEAN_LISTS = (
     (21, CLEAN_ROUND_21), (22, CLEAN_ROUND_22), (23, CLEAN_ROUND_23),
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
-    (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32),
+    (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
     (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
-    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29), (31, ENTRY_ROUND_31), (32, ENTRY_ROUND_32),
+    (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29), (31, ENTRY_ROUND_31), (32, ENTRY_ROUND_32), (33, ENTRY_ROUND_33),
 )  # fmt: skip
 
 
