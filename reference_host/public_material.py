@@ -127,9 +127,21 @@ _TEST_VECTORS = re.compile(
     r"|(?:^|[\n\x00])[ \t]*\|[^\n\x00]*\bexpected\b[^\n\x00]*\|[ \t]*\r?\n|known[ -]answer"
     r"|(?:^|[\n\x00])[ \t]*plaintext[ \t]*[:=][ \t]*(?:0x)?[0-9a-f]+[ \t]*\r?\n"
     r"|\bNIST[ \t]+SP[ \t]*800-[0-9]+|\bFIPS[ \t-]?[0-9]{2,3}\b|test[ \t]+case[ \t]+[0-9]"
-)
+    r"|\bRFC[ \t-]?[0-9]{3,5}\b[^\n\x00]{0,60}\btest\b|(?:publicly|well)[ \t-]known[ \t]+test"
+)  # (`RFC 8032 Ed25519 TEST 1 secret key:`, Hardhat's `publicly known test key`)
 VECTOR_LOOKBACK = 1024
-_VECTOR_WORDS = ("vector", "tcid", "count", "expected", "known", "plaintext", "nist", "fips", "test case")
+_VECTOR_WORDS = (
+    "vector",
+    "tcid",
+    "count",
+    "expected",
+    "known",
+    "plaintext",
+    "nist",
+    "fips",
+    "test case",
+    "rfc",
+)
 
 
 def test_vector(text: str, start: int) -> bool:

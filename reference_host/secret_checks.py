@@ -342,7 +342,9 @@ def _cut_short(c: Candidate) -> bool:
 
 # -- structure that is not a secret ------------------------------------------------------------------
 
-_HASH_NOTATION = re.compile(r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)[-:]")
+_HASH_NOTATION = re.compile(
+    r"(?i)(?:sha1|sha224|sha256|sha384|sha512|md5|blake2b?)[-:/]"
+)  # (`sha256/…`: a pin)
 _HASH_BEFORE = re.compile(
     r"(?i)(?:h1:|sha-?(?:1|224|256|384|512)(?:[:=]|[\"']?>)|md5[:=]|blake2b?:|base64,"
     r"|checksum[\"']?[ :=]+[\"']?)$"
@@ -465,6 +467,8 @@ def _run(c: Candidate) -> bool | str:
         return False  # `--drive-root-folder-id <id>`; values under `Solana program id`, `doc ids to …`
     if c.after.startswith(".apps.googleusercontent.com") or _in_public_pem(c) or _public_plist_array(c):
         return False  # an OAuth client's id; a certificate's lines as a C string; a plist's list of pins
+    if _PUBLIC_RECORD_BEFORE.search(c.line_before()[-120:]):
+        return False  # a DKIM record's `p=`, a JOSE header's `x5t#S256`, a value a label calls encrypted
     if len(c.value) >= 32 and _key_material(c):
         return True
     if c.before[-1:] in ("'", '"') and c.after[:1] == c.before[-1:]:
@@ -529,7 +533,15 @@ def _labelled_as_ids(c: Candidate) -> bool:
 _RUN_LINE = re.compile(r"[A-Za-z0-9+/=_-]{16,}")
 
 
-# A file's name as a key, of a type that holds media, not keys (`favicon.ico:`, `"logo.png":`).
+# What says a value is public or ciphertext: a DKIM record's `p=`, a JOSE header's `x5t#S256`, a
+# label that calls it encrypted (`EncryptedValue in Octopus export:`).
+_PUBLIC_RECORD_BEFORE = re.compile(
+    r"(?i)\bv=DKIM1\b[^\n\x00]*\bp=\Z|\bk=(?:rsa|ed25519);[ \t]*p=\Z"
+    r"|\bx5t(?:#S256)?[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
+    r"|(?:^|[\s\"'(])encrypted[A-Za-z_]*\b[^\n\x00:=]{0,40}[:=][ \t]*[\"']?\Z"
+)
+
+
 def _in_public_pem(c: Candidate) -> bool:
     """Inside a certificate's or a public key's PEM block written some other way than the PEM rule
     reads it (each line a C string: `"-----BEGIN CERTIFICATE-----\\n" \\` then `"MIID…\\n" \\`)."""
@@ -563,6 +575,7 @@ _PLIST_ARRAY_KEY = re.compile(
 _PUBLIC_LIST_WORDS = frozenset({"public", "pin", "pins", "pinned", "hashes", "fingerprints", "certificates"})
 
 
+# A file's name as a key, of a type that holds media, not keys (`favicon.ico:`, `"logo.png":`).
 _MEDIA_FILE_KEY = re.compile(
     r"(?i)[A-Za-z0-9_-]\.(?:ico|png|jpe?g|gif|webp|svg|bmp|tiff?|woff2?|ttf|otf|eot|mp3|wav|ogg|mp4|webm|pdf)"
     r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
@@ -2096,6 +2109,10 @@ def _prose_label(c: Candidate) -> bool:
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
         return False  # an address, a fingerprint, a version
+    if is_hex(value.removeprefix("0x")) and public.test_vector(c.text, c.start):
+        return False  # `RFC 8032 Ed25519 TEST 1 secret key: …`: a published input
+    if _basic_literal(value) and _SAYS_BASIC.search(c.line_before()):
+        return True  # `Hier der neue Basic auth header …: <base64 of user:password>`
     if _ASSIGNMENT_START.match(value):
         return False  # `…: ALGOLIA_APP_ID=…, ALGOLIA_ADMIN_KEY=…`: assignments, which their own rules read
     label = c.before.rstrip(" \t\"'`")[:-1]  # up to its colon
@@ -2181,6 +2198,11 @@ def _under_ciphertext(before: str) -> bool:
 
 
 _GPG_LINE = re.compile(r"(?i)\bgpg:|good signature|signed by")
+# A signing key named by its id (`… tag verified with key E873984931F04388`, `user.signingkey 8C32…`).
+_SIGNING_KEY_BEFORE = re.compile(
+    r"(?i)(?:signed|signing|verified)\b[^\n\x00]{0,40}\bkey[ \t]+\Z|signingkey[ \t=]+\Z"
+)
+_KEY_ID_VALUE = re.compile(r"(?:0x)?(?:[0-9A-F]{8}|[0-9A-F]{16})")
 _FORMAT = re.compile(r"%[sdr]\b|%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]|\{[0-9]?\}")
 _NAMED_FORMAT = re.compile(r"%\([A-Za-z_][A-Za-z0-9_]*\)[sdr]")  # `%(DB_PASSWORD)s` alone
 _FORMAT_FIELD = re.compile(r"[=:](?:%[sdr]|\{[0-9]?\})")
@@ -2455,7 +2477,7 @@ def _spaced_value(c: Candidate) -> bool:
     `IDENTIFIED BY 'x'`: a strong name, a space, and a value a person chose (not a word, a flag,
     a path)."""
     line = c.line_before()
-    if _GPG_LINE.search(line):
+    if _GPG_LINE.search(line) or (_KEY_ID_VALUE.fullmatch(c.value) and _SIGNING_KEY_BEFORE.search(line)):
         return False  # `gpg: Good signature from "…", key EC56FA1FE31554C3`: a key's id
     quoted = line.endswith(("'", '"', "`"))
     head = line.rstrip("'\"`").rstrip(" \t=")
@@ -3037,6 +3059,8 @@ def _table_cell(c: Candidate) -> bool:
     if column >= len(header):
         return False
     strength = name_strength(header[column].strip("`").strip('"'))
+    if strength is None and clause_names_secret(header[column].strip("`").strip('"')):
+        strength = "strong"  # a header in words (`Credential on file`)
     if strength is None and column >= 1:  # a table of settings: the row's first cell names it
         first = row.strip().lstrip("|").split(delimiter, 1)[0].strip().strip("`")
         strength = None if first.endswith(("_", "-")) else name_strength(first)  # (not a prefix, `ghp_`)
@@ -3968,6 +3992,12 @@ _FOREIGN_SCRIPT = re.compile(r"[^\x00-\u024f]")  # a script other than Latin's (
 _FOREIGN_ID = re.compile(r"(?i)\bids?\b|identifi|идентификатор|识别|標識|식별|kimlik")
 
 
+def _account_password(c: Candidate) -> bool:
+    """`CORP\\svc_sql : <pw>` after a word that says credential: a password a person chose, or random."""
+    value = c.value
+    return not placeholder(value) and (human_password(value) or keyish(value, 8) or _random_strict(value))
+
+
 def _header_after(c: Candidate) -> bool:
     """`setValue("<v>", forHTTPHeaderField: "<name>")`: the header's name after the value says secret
     (real under a strong name, random under a weak one)."""
@@ -4174,6 +4204,7 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "prose-label": _prose_label,
     "arrow-value": _arrow_value,
     "header-after": _header_after,
+    "account-password": _account_password,
     "foreign-lone-value": _foreign_lone_value,
     "hex-bytes-key": _hex_bytes_key,
     "passphrase": _prose_passphrase,
@@ -4278,6 +4309,11 @@ def _public_value(c: Candidate) -> bool:
     return public.public_client(c.before)
 
 
+_FILE_NAME = re.compile(
+    r"(?:[A-Za-z_]{1,20}=)?[A-Za-z0-9_.-]{1,80}\.(?:ya?ml|json|env|sh|py|js|ts|txt|cfg|conf|ini|toml|xml|properties"
+    r"|lock|md|log|csv|tf|tfvars|gradle|plist)"
+)
+_COMMIT_SUBJECT = re.compile(r"[ \t]+\([\"'][^\"'\n\x00]{3,120}[\"']\)")
 _SECRET_STORE_NAME = re.compile(
     r"(?i)1Password|Bitwarden|Vaultwarden|LastPass|KeePass(?:XC)?|Dashlane|Keeper|Doppler|Infisical|Passbolt"
 )
@@ -4300,6 +4336,10 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
         return False  # `2024-03-09`, `^4.0.0`: a date or a version range, whatever column or name
     if not keep and _SECRET_STORE_NAME.fullmatch(c.value):
         return False  # `db pass -> 1Password (vault Infra)`: where the secret is kept, not the secret
+    if not keep and _FILE_NAME.fullmatch(c.value):
+        return False  # `file=docker-compose.override.yml`: a file's name, not what it holds
+    if not keep and is_hex(c.value) and len(c.value) in (40, 64) and _COMMIT_SUBJECT.match(c.after):
+        return False  # `landed in <sha> ("remove hardcoded creds …")`: a commit and its subject
     if not keep and _SECRET_LOOKUP.search(c.before[-40:]):
         return False  # `credentials('aws-prod-deployer')`: a secret's name in its store, not the secret
     if check is None:

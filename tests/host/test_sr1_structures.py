@@ -1864,6 +1864,38 @@ ENTRY_ROUND_33 = [
     ),
 ]
 
+SECRETS_ROUND_34 = [
+    # JDBC's password, the third argument
+    ('var conn = DriverManager.getConnection(dbUrl, "billing_ro", "Quartz#river88");', "Quartz#river88"),
+    # an account and its password as a cracking tool prints them
+    ("Cracked hash: ACME\\backup_svc : Willow7!harbor", "Willow7!harbor"),
+    # base64 of user:password after a line that says basic auth, in another language
+    (
+        "voici le header Basic auth pour staging : ZGVwbG95OlJpdjNyLVN0b25lLTQ0Mg==",
+        "ZGVwbG95OlJpdjNyLVN0b25lLTQ0Mg==",
+    ),
+    # a table whose header says credential in words
+    (
+        "| Team | Tool | Password on record |\n|---|---|---|\n| sales | Hubspot | Mosaic!7741rtq |",
+        "Mosaic!7741rtq",
+    ),
+]
+CLEAN_ROUND_34 = [
+    # a signing key named by its id
+    "Release v2.4.0 signed with key 3A9F0C12B7E45D68",
+    "git config --global user.signingkey 0x9E21B4C7D03A5F86",
+    # an OkHttp pin, a JOSE thumbprint, a DKIM record's public key, an encrypted value
+    "CertificatePinner pin: sha256/k8vQ2mZr4Tn1Wx7Yb0Cs3Pd6Fg9Hj2Kl5Mn8Qr1St4=",
+    'jwk header: {"alg": "RS256", "x5t#S256": "Zq3Lw8Nx2Vr5Tb7Hy1Kc4Pd9Fg6Sj0Mm3Qn8Rt2Wv5"}',
+    "dkim._domainkey: v=DKIM1; k=rsa; p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQC7kQ2mZr4Tn1Wx7Yb0Cs3Pd6Fg9",
+    "EncryptedValue in the export: Vm9pY2kgdW4gY2hpZmZyZSBjb3JyZWN0IGV0IGxvbmcgcG91ciBsZSB0ZXN0|bQk3Zz==",
+    # a file's name after a key's rule id, a commit with its subject
+    "rule=aws-secret-key file=deploy/values.prod.yaml line=12",
+    'reverted in 3c1f7a9e2b8d4c6e0f5a7b9d1e3c5a7f9b1d3e5f ("drop leaked token from ci.yml")',
+    # published test keys
+    "RFC 7748 X25519 test vector, Alice's private key: 77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a",
+]
+
 
 def test_round_32_a_row_after_a_token_that_ends_an_entry_is_kept(redactor: Redactor) -> None:
     """A provider's URL at an entry's end, a placeholder alone, does not become a token by taking the
@@ -1901,6 +1933,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
+    (34, SECRETS_ROUND_34),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1911,6 +1944,7 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
+    (34, CLEAN_ROUND_34),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
