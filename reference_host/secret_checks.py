@@ -1785,8 +1785,9 @@ def assigned_name(before: str) -> str:
 
 # In prose, up to six words between the name and `is`/`was`/`are`/`to`: "the token for the
 # sandbox account is ...". Tried fewest words first; the name is the first secret's name found.
-_HOST_NAME = r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){1,6}"
-_HOST_NAMES = re.compile(r"[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){2,6}")  # three labels or more
+_HOST_LABEL = r"[A-Za-z0-9-]{1,63}"
+_HOST_NAME = rf"{_HOST_LABEL}(?:\.{_HOST_LABEL}){{1,6}}"
+_HOST_NAMES = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL}){{2,6}}")  # three labels or more
 _PROSE_TAILS = tuple(
     re.compile(  # a word, or a host's dotted name (`the root pw on mysql.staging.svc.cluster.local is`)
         rf"(?i)[ \t]+((?:(?:[A-Za-z0-9_.'’-]{{1,20}}|{_HOST_NAME})[ \t]+){{{k}}})"
@@ -2102,9 +2103,7 @@ def _prose_label(c: Candidate) -> bool:
     value = c.value
     chosen = lowercase_password(value) and _SAYS_PASSWORD_WORD.search(c.before[-120:]) is not None
     chosen = chosen or joined_password(value)
-    chosen = chosen or (
-        _DASHED_APP_PASSWORD.fullmatch(value) is not None and "password" in c.before[-120:].lower()
-    )
+    chosen = chosen or (_APP_PASSWORD.fullmatch(value) is not None and "password" in c.before[-120:].lower())
     if placeholder(value) or _cut_short(c) or not (keyish(value, 8) or human_password(value) or chosen):
         return False
     if _ETH_ADDRESS.fullmatch(value) or _FINGERPRINT_NOTATION.match(value) or _SEMVER.fullmatch(value):
@@ -2133,8 +2132,6 @@ def _prose_label(c: Candidate) -> bool:
     return clause_names_secret(label, weak=weak)
 
 
-# An app-specific password as Apple shows it: four groups of four small letters (`ilsw-ksto-uuhw-jcdw`).
-_DASHED_APP_PASSWORD = re.compile(r"[a-z]{4}(?:-[a-z]{4}){3}")
 # A clause about the thing the clause before named (`…, don't paste it anywhere public`).
 _IT_BACK = re.compile(r"(?i)\b(?:it|them)\b")
 # A clause whose noun is `one`, the secret the sentence before named (`a temporary one`, `the new one`).
@@ -2875,7 +2872,8 @@ def _inserted_secret(c: Candidate, index: int) -> bool:
     return strength == "strong" or (strength == "weak" and _random_weak_value(c.value))
 
 
-_APP_PASSWORD = re.compile(r"[a-z]{4}(?: [a-z]{4}){3}")  # an app password as shown: four groups of four
+# An app password as shown: four groups of four small letters, spaced (Google) or dashed (Apple).
+_APP_PASSWORD = re.compile(r"[a-z]{4}([ -])[a-z]{4}\1[a-z]{4}\1[a-z]{4}")
 _KEYWORD_TUPLE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)[ \t]*=[ \t]*\Z")
 _GETTER = re.compile(
     r"(?i)(?:get|load|read|fetch|find|lookup|check|validate|verify|hash|compare|encrypt|decrypt"
