@@ -934,14 +934,17 @@ def _key_material(c: Candidate) -> bool:
         return False  # the content of `cat secrets.yml.enc` or of a `.sig`
     if _WORD_PATH.match(value) or _HEX_PATH.fullmatch(value) or _SIGNING_SCOPE.search(value):
         return False  # a path (`/nix/store/<hash>-glibc`, `.git/objects/f0/e1e8…`), not a key
-    if _DOCUMENT_PATH.fullmatch(value) and value.count("/") >= 3:
-        return False  # a document's path of ids (`users/<id>/orders/<id>`)
+    if _DOCUMENT_PATH.fullmatch(value) and (value.count("/") >= 3 or _DOCUMENT_WORD.search(before[-24:])):
+        return False  # a document's path of ids (`users/<id>/orders/<id>`, `Firestore doc users/<id>`)
     scheme = _SCHEME_END.search(before[-40:]) if value.startswith("/") and value.count("/") >= 2 else None
     if scheme is not None and name_strength(scheme.group(1)) is None:
         return False  # a URI's path after its scheme (`mlflow-artifacts:/14/<run id>/artifacts`)
     word = _WORD_BEFORE.search(before[-40:])
     if word is not None and word.group(1).lower() in NOT_SECRET_NAME_WORDS | _OTHER_CONTEXT:
         return False  # `playlist <id>`, `commit <sha>`: the word before names what it is
+    named = _words(word.group(1)) if word is not None else ()
+    if len(named) > 1 and named[-1] in ("id", "ids"):
+        return False  # `VersionId <id>`, `requestID <id>`: a name for an id
     if _REQUEST_ID_BEFORE.search(before[-48:]) or _POD_NAME.fullmatch(value):
         return False  # S3's `ExtendedRequestId …` (x-amz-id-2); a pod's name (`auth-gw-f78vd5wk3d-te8q4`)
     if _DATA_TOKEN_NAME.search(before[-48:]) or _CACHE_KEY.search(c.line_before()):
@@ -1056,6 +1059,7 @@ _REQUEST_ID_BEFORE = re.compile(
 _SCHEME_END = re.compile(r"(?:^|[\s\"'(=])([a-z][a-z0-9+.-]{1,30}):\Z")
 _POD_NAME = re.compile(r"(?:pods?/|po/)?[a-z][a-z0-9]*(?:-[a-z][a-z0-9]*)*-[a-z0-9]{6,10}-[a-z0-9]{5}")
 _WORD_BEFORE = re.compile(r"(?:^|[ \t(])([A-Za-z]{2,12})[ \t]+\Z")
+_DOCUMENT_WORD = re.compile(r"(?i)\b(?:doc|docs|document|collection|ref)[ \t:]+\Z")
 # Words, then a digest (`.git/objects/f0/e1e8…`, `address/0x…`).
 _HEX_PATH = re.compile(r"(?:[a-z][a-z0-9_.-]*/)+(?:[0-9a-f]{1,2}/)*(?:0x)?[0-9a-fA-F]{16,}[A-Za-z]?")
 # A document's path: collections and their documents' ids (`users/<id>/orders/<id>`).
@@ -2138,7 +2142,7 @@ _IT_BACK = re.compile(r"(?i)\b(?:it|them)\b")
 _ONE_BACK = re.compile(r"(?i)\b(?:a|an|the)[ \t]+(?:[a-z]{3,12}[ \t]+)?one\b")
 
 
-_PROSE_WORD = re.compile(r"[^\W\d_][\w'-]{0,20}")
+_PROSE_WORD = re.compile(r"[^\W\d_][\w\u0300-\u036f\u0900-\u0dff'-]{0,20}")  # (with Indic vowel signs: `है`)
 
 
 def _prose_word(word: str) -> bool:
@@ -3202,6 +3206,7 @@ def _connection_field(c: Candidate) -> bool:
 
 
 _IDENTIFIER_VALUE = re.compile(r"[a-z_][a-z0-9_]*")
+_TEXT_EXTENSION = re.compile(r"\.(?:txt|conf|cfg|dat|bin|json|ya?ml)\Z")
 _SECRET_FILE = re.compile(r"([^\s/\\'\"]+?)(?:\.[A-Za-z0-9]{1,5})?['\"]?\Z")
 
 
@@ -3214,7 +3219,7 @@ def _secret_file(c: Candidate) -> bool:
         return False
     path = m.group(1).rstrip(";")
     base = re.split(r"[/\\]", path)[-1].lstrip(".")
-    name = base.replace(".", "_")
+    name = _TEXT_EXTENSION.sub("", base).replace(".", "_")  # (`vault_pass.txt`: the name before its type)
     strength = name_strength(name)
     if strength is None or not real_value(c.value):
         return False
@@ -4307,6 +4312,11 @@ def _public_value(c: Candidate) -> bool:
     return public.public_client(c.before)
 
 
+# An aside that calls the value itself public (`(public by design)`, `(publishable key)`, `(it's public)`).
+_PUBLIC_ASIDE = re.compile(
+    r"(?i)[\"'`]?[ \t]*\((?:it'?s[ \t]+|is[ \t]+)?(?:public|publishable)"
+    r"(?:[ \t]+(?:by[ \t]+design|on[ \t]+purpose|key|id|client[ \t]+key))?[ \t]*\)"
+)
 _FILE_NAME = re.compile(
     r"(?:[A-Za-z_]{1,20}=)?[A-Za-z0-9_.-]{1,80}\.(?:ya?ml|json|env|sh|py|js|ts|txt|cfg|conf|ini|toml|xml|properties"
     r"|lock|md|log|csv|tf|tfvars|gradle|plist)"
@@ -4332,6 +4342,8 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
         return False
     if not keep and _DATE_OR_VERSION.fullmatch(c.value):
         return False  # `2024-03-09`, `^4.0.0`: a date or a version range, whatever column or name
+    if not keep and _PUBLIC_ASIDE.match(c.after):
+        return False  # `live_… (public by design)`: the aside after it says it is public
     if not keep and _SECRET_STORE_NAME.fullmatch(c.value):
         return False  # `db pass -> 1Password (vault Infra)`: where the secret is kept, not the secret
     if not keep and _FILE_NAME.fullmatch(c.value):

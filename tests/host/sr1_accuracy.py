@@ -72,6 +72,7 @@ CORPORA = {
         "sr1-blind-30",
         "sr1-blind-31",
         "sr1-blind-32",
+        "sr1-blind-35",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -205,6 +205,10 @@ KNOWN_BELOW = {
     ("sr1-blind-32", "secret:android-keystore-password"),
     ("sr1-blind-32", "clean:trace-request-id"),
     ("sr1-blind-32", "clean:public-client-identifier"),
+    # a JWT signing secret in hex wrapped over two lines (hex pieces are not glued: digests wrap too);
+    # on the shared path only, a webhook's signature header under another item's entry
+    ("sr1-blind-35", "secret:jwt-signing-secret"),
+    ("sr1-blind-35", "clean:request-signatures"),
 }
 
 
@@ -253,6 +257,7 @@ SIZES = {
     "sr1-blind-30": (180, 35, 637, 351),
     "sr1-blind-31": (200, 35, 789, 331),
     "sr1-blind-32": (200, 35, 871, 367),
+    "sr1-blind-35": (170, 35, 604, 359),
 }
 
 

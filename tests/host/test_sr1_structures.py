@@ -1896,6 +1896,19 @@ CLEAN_ROUND_34 = [
     "RFC 7748 X25519 test vector, Alice's private key: 77076d0a7318a57d3c16c17251b26645df4c2f87ebc0992ab177fba51db92c2a",
 ]
 
+SECRETS_ROUND_35 = [
+    # a label in an Indic script between the secret's name and its colon
+    ("Mira: staging का DB password यह है: Tamarind42!orbit — शेयर मत करना", "Tamarind42!orbit"),
+    # a value written into a text file whose name says pass
+    ("printf 'Kq7vLm2xPz9w' > /etc/app/smtp_pass.txt", "Kq7vLm2xPz9w"),
+]
+CLEAN_ROUND_35 = [
+    # an id under a name for an id, a document's path after `doc`, a value its aside calls public
+    "GCS object generation 1733402211, ObjectId Yq8vR2mXc5tL0nP4sD7fG1hJ3kW6zB9e, 4.1 MiB",
+    "Firestore document orders/Xk2mQ9vL4pR7tN1sC8wF",
+    "Paddle client token: live_9f3a7c21e05b48d6a1c4e7b2f08 (public by design)",
+]
+
 
 def test_round_32_a_row_after_a_token_that_ends_an_entry_is_kept(redactor: Redactor) -> None:
     """A provider's URL at an entry's end, a placeholder alone, does not become a token by taking the
@@ -1933,7 +1946,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
-    (34, SECRETS_ROUND_34),
+    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1944,7 +1957,7 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
-    (34, CLEAN_ROUND_34),
+    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
