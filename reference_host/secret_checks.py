@@ -3317,8 +3317,9 @@ def _foreign_password(c: Candidate) -> bool:
 
 # Password managers, which prose names as where a password is (`…は1Passwordの…`).
 PASSWORD_MANAGERS = frozenset(
-    {"1password", "bitwarden", "lastpass", "keepass", "keepassxc", "dashlane", "vault"}
-)
+    {"1password", "bitwarden", "vaultwarden", "lastpass", "keepass", "keepassxc", "dashlane", "keeper",
+     "doppler", "infisical", "passbolt", "vault"}
+)  # fmt: skip
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\u3000-\u303f\uff01-\uff60]")
@@ -4322,9 +4323,6 @@ _FILE_NAME = re.compile(
     r"|lock|md|log|csv|tf|tfvars|gradle|plist)"
 )
 _COMMIT_SUBJECT = re.compile(r"[ \t]+\([\"'][^\"'\n\x00]{3,120}[\"']\)")
-_SECRET_STORE_NAME = re.compile(
-    r"(?i)1Password|Bitwarden|Vaultwarden|LastPass|KeePass(?:XC)?|Dashlane|Keeper|Doppler|Infisical|Passbolt"
-)
 _MNEMONIC_CHECKS = frozenset({"mnemonic", "wordlist-mnemonic", "numbered-mnemonic"})
 _LOWER_WORDS = re.compile(r"[a-z]+")
 _DATE_OR_VERSION = re.compile(
@@ -4344,7 +4342,7 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
         return False  # `2024-03-09`, `^4.0.0`: a date or a version range, whatever column or name
     if not keep and _PUBLIC_ASIDE.match(c.after):
         return False  # `live_… (public by design)`: the aside after it says it is public
-    if not keep and _SECRET_STORE_NAME.fullmatch(c.value):
+    if not keep and c.value.lower() in PASSWORD_MANAGERS:
         return False  # `db pass -> 1Password (vault Infra)`: where the secret is kept, not the secret
     if not keep and _FILE_NAME.fullmatch(c.value):
         return False  # `file=docker-compose.override.yml`: a file's name, not what it holds
