@@ -165,7 +165,7 @@ class HostClient:
         params: dict[str, Any] | None,
         allow_5xx: bool,
     ) -> Reply | ScenarioStop:
-        path = self.route.locate(path)
+        documented, path = path, self.route.locate(path)  # the suite's path, and where this host serves it
         sent_headers = {"Accept": "application/json", "Accept-Encoding": "gzip, deflate"}
         sent_headers.update(self.route.headers(path))
         credential = self.token if token is _DEFAULT else token
@@ -178,12 +178,12 @@ class HostClient:
         sent_headers.update(headers or {})
         where = f"{method} {path}"
         try:
-            self.breaker.check(method, path)
+            self.breaker.check(method, path, documented)
             status, answer_headers, data = self._exchange(where, method, path, content, sent_headers, params)
         except HostError as exc:
-            exchanges.record(Exchange(method, path, None, _excerpt_of(content)))
+            exchanges.record(Exchange(method, path, None, _excerpt_of(content), documented=documented))
             if isinstance(exc, DeadlineExpired):
-                self.breaker.trip(method, path, self.timeout)
+                self.breaker.trip(method, path, self.timeout, documented)
             return type(exc)(exc.reason)  # a fresh stop: no traceback, no frames, no bytes
         text = _text(data, answer_headers)
         tenant = self.tenant if token is _DEFAULT else None  # another key: nobody's data
@@ -193,13 +193,19 @@ class HostClient:
             body, problem = _body(data)
             HELD.check(size, where)
         except HostError as exc:
-            exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant))
+            exchanges.record(
+                Exchange(method, path, status, _excerpt_of(content), excerpt, tenant, documented=documented)
+            )
             return type(exc)(exc.reason)
         except OverBudget as exc:
-            exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant))
+            exchanges.record(
+                Exchange(method, path, status, _excerpt_of(content), excerpt, tenant, documented=documented)
+            )
             return HostError(f"{where}: answer {exc.reason}")
-        scan = invariants.observe(tenant, method, path, status, _scanned(text, body), _sent(content))
-        exchanges.record(Exchange(method, path, status, _excerpt_of(content), excerpt, tenant, scan))
+        scan = invariants.observe(tenant, method, documented, status, _scanned(text, body), _sent(content))
+        exchanges.record(
+            Exchange(method, path, status, _excerpt_of(content), excerpt, tenant, scan, documented=documented)
+        )
         if status >= 500 and not allow_5xx:
             message = f"{where}: host answered {status} ({_error_excerpt(body, text)})"
             return (HostFailure if status in FAILING_5XX else HostError)(message)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from starlette.routing import BaseRoute
 
 from mutants.model import Assembly, Mutant, mutant
-from mutants.wire.answers import without_routes
+from mutants.wire.answers import route_path, without_routes
 from reference_host.distillation import CANARY
 from reference_host.http.compaction import SECRETS_PATH
 from reference_host.models import MEMORY_ENTRY_PATH
@@ -97,14 +97,12 @@ def suite_corpus_literals() -> dict[str, str]:
 
 def not_registration(route: BaseRoute) -> bool:
     """Every route but the BYOK registration seam."""
-    return getattr(route, "path", None) != SECRETS_PATH
+    return route_path(route) != SECRETS_PATH
 
 
 def not_put(route: BaseRoute) -> bool:
     """Every route but the put path (`PUT /v1/memory/{memoryRef}/{id}` then answers 405)."""
-    return not (
-        getattr(route, "path", None) == MEMORY_ENTRY_PATH and "PUT" in (getattr(route, "methods", None) or ())
-    )
+    return not (route_path(route) == MEMORY_ENTRY_PATH and "PUT" in (getattr(route, "methods", None) or ()))
 
 
 def _neither_put_nor_registration(route: BaseRoute) -> bool:

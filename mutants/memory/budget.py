@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mutants.model import Assembly, Mutant, mutant
-from mutants.wire.layer import HeldAnswer, rewritten_request
+from mutants.wire.layer import HeldAnswer, addresses, rewritten_request
 from mutants.wire.reads import ReadRoute, reading_through
 from reference_host.injection_budget import InjectionBudget, Rank
 from reference_host.store import Entry
@@ -106,6 +106,7 @@ class RawForBudgets:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
+        path = addresses(path)[-1]  # a major-2 address read as the v1 route it serves
         if scope["type"] == "http" and scope["method"] == "PUT" and self.PUT.fullmatch(path):
             scope, receive = await rewritten_request(scope, receive, self._remember(path), self.max_body)
         elif self._budgeted(scope, path):

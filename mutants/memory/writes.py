@@ -64,10 +64,14 @@ def expiry_rounded_up(data: dict[str, Any], clock: Clock) -> bool:
 
 
 def size_refusal_renamed(status: int, body: Any) -> tuple[int, Any] | None:
-    """The 413 for content over maxEntrySizeBytes says `payload_too_large`, not `validation_error`."""
-    if status != 413 or not isinstance(body, dict) or body.get("error") != "validation_error":
+    """The refusal of content over maxEntrySizeBytes (413 under major 1, 400 under major 2) says
+    `payload_too_large` with that code's 413, not `validation_error`."""
+    if status not in (400, 413) or not isinstance(body, dict) or body.get("error") != "validation_error":
         return None
-    return status, {**body, "error": "payload_too_large"}
+    details = body.get("details")
+    if not isinstance(details, dict) or "maxEntrySizeBytes" not in details:
+        return None
+    return 413, {**body, "error": "payload_too_large"}
 
 
 MUTANTS: tuple[Mutant, ...] = (

@@ -12,10 +12,11 @@ import sqlalchemy as sa
 
 from mutants.model import Mutant, mutant
 from mutants.retention.assembly import layer, seams
-from mutants.wire.layer import WireEdit, editing
+from mutants.wire.discovery import retention_home
+from mutants.wire.layer import WireEdit, addresses, editing
 from reference_host.database import write_transaction
 from reference_host.discovery import DISCOVERY_PATH
-from reference_host.http.retention import DISCOVERY_KEY, SEAM_BASE
+from reference_host.http.retention import SEAM_BASE
 from reference_host.pages import CHUNK, LifecyclePage, byte_length, decode_cursor, encode_cursor, fitting
 from reference_host.retention import store
 from reference_host.retention.config import RetentionConfig
@@ -152,8 +153,9 @@ class EmptyCompactionReport(RetentionSeams):
 
 
 def _without_stale_window(status: int, document: Any) -> tuple[int, Any] | None:
+    home = retention_home(document) if isinstance(document, dict) else None
     try:
-        del document[DISCOVERY_KEY]["config"]["memory_retention"]["stale_archive_days"]
+        del home[0][home[1]]["config"]["memory_retention"]["stale_archive_days"]  # type: ignore[index]
     except (TypeError, KeyError):
         return None
     return status, document
@@ -170,7 +172,7 @@ class _Unmounted:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path", "") if scope["type"] == "http" else ""
-        if path.startswith(SEAM_BASE):
+        if any(address.startswith(SEAM_BASE) for address in addresses(path)):
             scope = dict(scope, path=ABSENT + path)
         await self.app(scope, receive, send)
 

@@ -18,6 +18,7 @@ from mutants.wire.layer import WireEdit, with_edit
 from reference_host.errors import INTERNAL_ERROR, INVALID_JSON
 from reference_host.http.compaction import COMPACT_PATH, SEAM_PATHS
 from reference_host.http.memory import EVENTS_PATH
+from reference_host.majors import v1_twin
 from reference_host.models import MEMORY_ENTRY_PATH, MEMORY_LIST_PATH
 
 
@@ -58,19 +59,22 @@ def without_routes(keep: Callable[[BaseRoute], bool]) -> Callable[[Assembly], As
     return build
 
 
-def _path(route: BaseRoute) -> str | None:
-    return getattr(route, "path", None)
+def route_path(route: BaseRoute) -> str | None:
+    """The route's v1 path, for a route mounted at its major-2 address too: unmounting a route
+    unmounts it at every address the host serves it at."""
+    path = getattr(route, "path", None)
+    return v1_twin(path) or path if isinstance(path, str) else path
 
 
 def not_a_seam(route: BaseRoute) -> bool:
-    return _path(route) not in SEAM_PATHS
+    return route_path(route) not in SEAM_PATHS
 
 
 def not_a_read(route: BaseRoute) -> bool:
     """Neither the event log nor a GET of the memory read route (the put path stays)."""
-    if _path(route) == EVENTS_PATH:
+    if route_path(route) == EVENTS_PATH:
         return False
-    reads = _path(route) in (MEMORY_LIST_PATH, MEMORY_ENTRY_PATH) and "GET" in (
+    reads = route_path(route) in (MEMORY_LIST_PATH, MEMORY_ENTRY_PATH) and "GET" in (
         getattr(route, "methods", None) or ()
     )
     return not reads

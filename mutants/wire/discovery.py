@@ -14,6 +14,7 @@ from mutants.wire.layer import WireEdit, with_edit
 from reference_host.config import HostConfig
 from reference_host.discovery import DISCOVERY_PATH, families
 from reference_host.http.retention import DISCOVERY_KEY
+from reference_host.majors import RETENTION_EXTENSION
 
 Document = dict[str, Any]
 Change = Callable[[Document, HostConfig], None]  # edits the parsed document in place
@@ -68,6 +69,24 @@ def dropping(*path: str) -> Change:
             block.pop(path[-1], None)
 
     return change
+
+
+def retention_home(document: Document) -> tuple[dict[str, Any], str] | None:
+    """Where the retention profile's block lives: under its v1 root key, or under the v2 root's
+    extension (`reference_host.majors.v2_root`); None when it is in neither."""
+    if DISCOVERY_KEY in document:
+        return document, DISCOVERY_KEY
+    extensions = document.get("extensions")
+    if isinstance(extensions, dict) and RETENTION_EXTENSION in extensions:
+        return extensions, RETENTION_EXTENSION
+    return None
+
+
+def retention_dropped(document: Document, _config: HostConfig) -> None:
+    """No retention profile block, in either major's representation."""
+    home = retention_home(document)
+    if home is not None:
+        home[0].pop(home[1])
 
 
 def families_wrapped(document: Document, config: HostConfig) -> None:
@@ -241,7 +260,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "p11.profile.advertised",
         "UNSUPPORTED",
         "no retention profile block in discovery",
-        dropping(DISCOVERY_KEY),
+        retention_dropped,
     ).also(
         {
             "p11.profile.block-valid": "UNSUPPORTED",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mutants.model import Assembly
+from reference_host.majors import v1_twin
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -29,7 +30,8 @@ Answer = Callable[[int, Any], tuple[int, Any] | None]
 @dataclass(frozen=True)
 class WireEdit:
     """What to change on the requests matched by `method` and `path` (None: any; a compiled pattern
-    must match the whole path)."""
+    must match the whole path). A path names a route by its v1 address and matches it at its major-2
+    address too (`reference_host.majors.v1_twin`): the defect is the route's, whichever major serves it."""
 
     method: str | None = None
     path: str | tuple[str, ...] | re.Pattern[str] | None = None
@@ -40,10 +42,18 @@ class WireEdit:
     def matches(self, scope: Scope) -> bool:
         if self.method is not None and scope["method"] != self.method:
             return False
+        return self.path is None or any(self._names(path) for path in addresses(scope["path"]))
+
+    def _names(self, path: str) -> bool:
         if isinstance(self.path, re.Pattern):
-            return self.path.fullmatch(scope["path"]) is not None
-        paths = (self.path,) if isinstance(self.path, str) else self.path
-        return paths is None or scope["path"] in paths
+            return self.path.fullmatch(path) is not None
+        return path in ((self.path,) if isinstance(self.path, str) else self.path or ())
+
+
+def addresses(path: str) -> tuple[str, ...]:
+    """A request's path, and the v1 route it is the major-2 address of (if it is one)."""
+    twin = v1_twin(path)
+    return (path,) if twin is None else (path, twin)
 
 
 def with_edit(host: Assembly, edit: WireEdit) -> Assembly:

@@ -11,8 +11,10 @@ import zlib
 import pytest
 from conftest import Answer
 
+from conformance import exchanges, invariants
 from conformance.client import HostClient
 from conformance.held_answers import HeldAnswers
+from conformance.majors.model import Route
 from conformance.outcomes import HostError, HostFailure, Outcome
 from conformance.route_deadlines import route_of
 from conformance.secrecy import Secret
@@ -20,6 +22,7 @@ from conformance.strict_json import Budget, OverBudget, dumps_bounded, parse_str
 
 MiB = 1024 * 1024
 TOKEN = "tok-client-test-5c1e0a9b-never-shown"
+SECRET_PLANTED = "pw-planted-9f3c1e77b2a4d0c8-never-logged"
 
 
 def _client(host, *, timeout: float = 2.0, cap: int = 8 * MiB) -> HostClient:
@@ -291,6 +294,52 @@ def test_a_route_that_missed_its_deadline_is_an_error_at_once_for_every_client_o
         assert "already missed its 0.5s deadline (timeout) at " in reason and "\n" not in reason
     assert client.json("GET", "/v1/memory/mem-1").body == {"ok": True}  # the listing is another route
     assert [p for _m, p, _h in host.requests].count("/v1/memory/mem-2/e-7") == 0  # never sent
+
+
+V2_ROUTE = Route((("/v1/memory/", "/host/org/memory/"), ("/v1/host/events", "/host/org/events")), "2")
+
+
+def test_a_route_served_at_its_major_2_address_trips_as_the_route_it_is(raw_host):
+    """Under major 2 the read route lives elsewhere; a hung read of one entry still trips the read of
+    every entry, named by the route the suite documents, and the refusal names the address sent to."""
+
+    def respond(_method, path, _headers):
+        if path.startswith("/host/org/memory/") and path.count("/") == 5:
+            time.sleep(3)
+        return Answer.json({"ok": True})
+
+    host = raw_host(respond)
+    client = _client(host, timeout=0.5)
+    client.route = V2_ROUTE
+    with pytest.raises(HostError, match="deadline"):
+        client.request("GET", "/v1/memory/mem-1/e-1")
+    started = time.monotonic()
+    with pytest.raises(HostError) as caught:
+        client.request("GET", "/v1/memory/mem-2/e-7")
+    assert time.monotonic() - started < 0.1
+    assert caught.value.reason.startswith(
+        "GET /host/org/memory/mem-2/e-7: not sent: its route GET /v1/memory/"
+    )
+
+
+def test_an_answer_at_a_major_2_address_is_searched_as_the_surface_it_serves(raw_host):
+    """The event log at a v2 host's own address is still the event log: a planted secret in it is an
+    SR-1 finding (before, a v2 host's event log and read route were searched for nothing)."""
+    invariants.reset()
+    invariants.plant_secret("planted-1", SECRET_PLANTED)
+    host = raw_host(lambda *_: Answer.json({"events": [{"note": SECRET_PLANTED}]}))
+    client = _client(host)
+    client.route = V2_ROUTE
+    exchanges.start_test_log()
+    try:
+        client.request("GET", "/v1/host/events")
+        [exchange] = exchanges.current()
+    finally:
+        invariants.reset()
+    assert exchange.path == "/host/org/events" and exchange.route_path == "/v1/host/events"
+    assert exchange.scan is not None and exchange.scan.surface == "event-log"
+    assert [f.requirement for f in exchange.scan.findings] == [invariants.SECRET_ID]
+    assert exchanges.latest_for("event-log") is exchange
 
 
 def test_a_slow_answer_in_time_trips_nothing(raw_host):
