@@ -1751,7 +1751,8 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 _LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
-_TRAILING_ASIDE = re.compile(r"[ \t]+\([^()\n]{1,30}\)\Z")
+# An aside in parentheses, CJK's too, at the end of a name (`password (prod)`, `password（etl 用）`).
+_TRAILING_ASIDE = re.compile(r"[ \t]+\([^()\n]{1,30}\)\Z|[ \t]*（[^（）\n]{1,30}）\Z")
 _CONVERSION = re.compile(
     r"(?:\[\]byte|bytes|bytes\.fromhex|Buffer\.from|Convert\.From(?:Base64|Hex)String"
     r"|(?:HexFormat\.of\(\)\.)?parseHex|decodeHex|hex::decode|Hex\.decode)\([\"'`]?\Z"
@@ -1794,8 +1795,8 @@ _HOST_NAME = rf"{_HOST_LABEL}(?:\.{_HOST_LABEL}){{1,6}}"
 _HOST_NAMES = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL}){{2,6}}")  # three labels or more
 _PROSE_TAILS = tuple(
     re.compile(  # a word, or a host's dotted name (`the root pw on mysql.staging.svc.cluster.local is`)
-        rf"(?i)[ \t]+((?:(?:[A-Za-z0-9_.'’-]{{1,20}}|{_HOST_NAME})[ \t]+){{{k}}})"
-        r"(?:is|was|are|to|è|é|est|ist|är|auf|naar|para):?[ \t]+[\"'`]?\Z"
+        rf"(?i)[ \t]+((?:(?:[A-Za-z0-9_.'’—–-]{{1,20}}|{_HOST_NAME})[ \t]+){{{k}}})"
+        r"(?:is|was|are|to|it's|it’s|è|é|est|ist|är|auf|naar|para):?[ \t]+[\"'`]?\Z"
     )
     for k in range(7)
 )
@@ -1822,15 +1823,36 @@ def _prose_name(before: str) -> str | None:
             if name_strength(name) is None:  # `Reset password to …`: the verb is not the name's
                 name = name.rsplit(" ", 1)[-1]
             if name_strength(name) is not None:
-                between = _NAME_WORDS.findall(
-                    _HOST_NAMES.sub(" ", m.group(1))
-                )  # a host's labels are no words
+                between = [
+                    w.lower() for w in _NAME_WORDS.findall(_HOST_NAMES.sub(" ", m.group(1)))
+                ]  # a host's labels are no words
                 if any(
-                    w.lower() in NOT_SECRET_SUFFIXES or w.lower() in NOT_SECRET_NAME_WORDS for w in between
+                    (w in NOT_SECRET_SUFFIXES or w in NOT_SECRET_NAME_WORDS) and not _verb_after(between, i)
+                    for i, w in enumerate(between)
                 ):
                     return None
                 return name
     return None
+
+
+_FLAG_VARIATIONS = re.compile(r"\bvariations\b")
+_FLAG_TARGETING = re.compile(r"\b(?:rollout|fallthrough|bucketBy|targets|offVariation)\b")
+
+
+def _flag_definition(c: Candidate) -> bool:
+    """The value is a field of a feature flag's definition (LaunchDarkly's `key`, `variations`,
+    `rollout`/`fallthrough`, `salt`): its variations and its targeting stand around it."""
+    window = c.text[max(0, c.start - 600) : c.end + 300]
+    return _FLAG_VARIATIONS.search(window) is not None and _FLAG_TARGETING.search(window) is not None
+
+
+_AUXILIARIES = frozenset({"is", "was", "were", "are", "been", "be", "got", "gets", "get"})
+
+
+def _verb_after(words: list[str], i: int) -> bool:
+    """`was reset to`, `got rotated to`: the word after an auxiliary is the sentence's verb, not a
+    word that names what the value is (`the password reset code is …`)."""
+    return i > 0 and words[i - 1] in _AUXILIARIES
 
 
 # A type where a value would be (TypeScript, Rust, Go parameters and fields): `token: string)`,
@@ -1848,8 +1870,9 @@ def _type_annotation(c: Candidate) -> bool:
     value = c.value
     if _TYPE_EXPRESSION.fullmatch(value) is None:
         return False
-    if value.endswith("!") and "." not in value and c.before.rstrip(" \t").endswith("="):
-        return False  # a value, not a force-unwrapped member (`wpa_passphrase=Falcon2008!`)
+    if value.endswith("!") and "." not in value and not c.before.rstrip(" \t").endswith(":"):
+        return False  # a value, not a force-unwrapped member: a type follows a colon, not `=` or a
+        # sentence's verb (`wpa_passphrase=Falcon2008!`, `the password was reset to River_1325zephyr!`)
     ident = re.match(r"&?(?:mut )?([A-Za-z_][A-Za-z0-9_]*)", value)
     if ident is None or not _all_wordlike(ident.group(1)) or keyish(ident.group(1), 8):
         return False
@@ -2072,6 +2095,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # `X-Twilio-Signature: …`, `Tx signature: …`: a signature, made with a secret, not one
     if value.startswith("--"):
         return False  # a flag (`"get-token", "--cluster-name"`), not a value
+    if _words(name)[-1:] == ("salt",) and _flag_definition(c):
+        return False  # a feature flag's bucketing salt: every SDK that evaluates the flag is sent it
     aside = _TRAILING_ASIDE.search(c.before.rstrip(_ASSIGN_TAIL.replace(")", "")))
     said = aside.group().strip(" ()") if aside is not None else ""
     if said and not _NAMED_OTHER.isdisjoint(_words(said)) and not _strong_variable(said):
@@ -2609,7 +2634,7 @@ _CLIENT_WORDS = frozenset(
     {"client", "api", "sdk", "init", "initialize", "configure", "setup", "connect", "login", "auth",
      "authenticate", "credential", "credentials", "session", "service", "rest", "gateway", "basic",
      "signin", "sign", "bearer", "token", "password", "secret", "key", "apikey", "creds", "app", "keen",
-     "wallet", "signer", "keypair", "account"}
+     "wallet", "signer", "keypair", "account", "hmac"}
 )  # fmt: skip
 # Calls that take a password as they take a user: a login, a credential, a connection.
 _LOGIN_WORDS = frozenset(
@@ -3827,7 +3852,9 @@ _NAME_ABOVE = (
         r"\"name\"[ \t]*:[ \t]*\"([^\"\x00\r\n]{1,80})\"[ \t]*,(?:[ \t\r\n]*\"[A-Za-z]{1,20}\"[ \t]*:[ \t]*"
         r"(?:\"[^\"\x00\r\n]{0,80}\"|[A-Za-z0-9.-]{1,20})[ \t]*,){0,8}[ \t\r\n]*\"value\"[ \t]*:[ \t]*\"\Z"
     ),  # (before the object's own key: a state file's `"attributes": {"name": "/dev/db-password", …`)
-    re.compile(r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"value\"[ \t]*:[ \t]*\"\Z"),
+    re.compile(  # (`"Value"` too: .NET's and CloudFormation's `"DbPassword": { "Value": "…" }`)
+        r"\"([A-Za-z0-9_.-]{1,80})\"[ \t]*:[ \t]*\{[^\x00{}]{0,300}\"(?i:value)\"[ \t]*:[ \t]*\"\Z"
+    ),
 )
 # An HCL or YAML block's `name` (a path, a variable), then its `value` a few fields below (Terraform's
 # `aws_ssm_parameter`: `name = "/prod/app/admin_password"`, `type = "SecureString"`, `value = "…"`).

@@ -73,6 +73,7 @@ CORPORA = {
         "sr1-blind-31",
         "sr1-blind-32",
         "sr1-blind-35",
+        "sr1-blind-36",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

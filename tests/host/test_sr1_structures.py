@@ -1909,6 +1909,42 @@ CLEAN_ROUND_35 = [
     "Paddle client token: live_9f3a7c21e05b48d6a1c4e7b2f08 (public by design)",
 ]
 
+SECRETS_ROUND_36 = [
+    # a sentence about a secret, a dash, then `it's` and the value
+    ("Nadia sent the Vertica password for the churn model — it's Hemlock#5521quiver", "Hemlock#5521quiver"),
+    # a password `was reset to` a value ending in `!` (no type follows a verb)
+    (
+        "Ticket OPS-77: the Airflow admin password was reset to Marble_9043tundra! by Kenji",
+        "Marble_9043tundra!",
+    ),
+    # a literal passed to an HMAC as its key, as Python bytes
+    (
+        'sig = hmac.new(b"3f9d0c1e7a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d3e5f7a9b1c3d", msg, sha256)',
+        "3f9d0c1e7a2b4c6d8e0f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d3e5f7a9b1c3d",
+    ),
+    # a label's aside in CJK parentheses, then a full-width colon
+    ("Redshift password（etl 用）：Qv7#mLw2Xp9t ，请勿外传", "Qv7#mLw2Xp9t"),
+    # a JSON object named for the secret whose `Value` (capital V) holds it
+    ('{\n  "SnowflakePassword": {\n    "Value": "tK4pW9zQ2mXv7LrB"\n  }\n}', "tK4pW9zQ2mXv7LrB"),
+]
+CLEAN_ROUND_36 = [
+    # a feature flag's bucketing salt, among its variations and rollout
+    '{"key": "beta-export", "variations": [true, false], "fallthrough": {"rollout": {"bucketBy": "key"}},'
+    ' "salt": "5c1e0a9b7d3f4e2a8b6c0d1e2f3a4b5c"}',
+    # `reset` as the name's word, not the verb (`the password reset code is …`)
+    "the password reset code is 8f3kLq92Xz",
+]
+
+
+def test_round_36_a_key_as_curls_user_at_an_entrys_end_is_redacted_with_an_entry_after_it(
+    redactor: Redactor,
+) -> None:
+    """`curl … -u <key>:` ends its entry; read with the next entry, the key is still a whole value."""
+    key = "5be0c2d9a47f13e86b2c9d0f7a1e4b3c"
+    parts = [f"curl https://api.example.com/export -u {key}:", "OPS-412: export job retried at 02:10"]
+    out = redactor.redact_parts(parts)
+    assert key not in out[0] and out[1] == parts[1], out
+
 
 def test_round_32_a_row_after_a_token_that_ends_an_entry_is_kept(redactor: Redactor) -> None:
     """A provider's URL at an entry's end, a placeholder alone, does not become a token by taking the
@@ -1946,7 +1982,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
-    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35),
+    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1957,7 +1993,7 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
-    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35),
+    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
