@@ -484,6 +484,12 @@ def _run(c: Candidate) -> bool | str:
         if _listed_under_secret_name(c) or (_random_strict(c.value) and _named_on_line_before(c)):
             return "credential-assignment"
         return False
+    if (
+        _basic_literal(c.value)
+        and c.before[-1:] in _STANDALONE_BEFORE
+        and _SAYS_BASIC_ABOVE.search(c.before[-300:])
+    ):
+        return "basic-auth"  # base64 of `user:password` pasted under a line about basic auth
     if _PASTED_ALPHABET.fullmatch(c.value) and _pasted(c):
         return "pasted-secret"
     return "pasted-secret" if _lone_random(c) or _expiring_label_value(c) else False
@@ -630,6 +636,8 @@ def _listed_under_secret_name(c: Candidate) -> bool:
 
 
 _PASTED_ALPHABET = re.compile(r"[A-Za-z0-9_-]+")
+# Basic auth named on the value's line or one of the two lines before it (in its entry or the one before).
+_SAYS_BASIC_ABOVE = re.compile(r"(?i)\bbasic[ \t_-]?auth[^\n\x00]*(?:[\n\x00][^\n\x00]*){0,2}\Z")
 
 
 def _public_address(c: Candidate) -> bool:
@@ -722,7 +730,7 @@ _TEST_CARDS = frozenset(
      "3566002020360505", "5200828282828210", "4000056655665556", "4012888888881881"}
 )  # fmt: skip
 _TEST_CARD_WORDS = re.compile(
-    r"(?i)test(?:ing)?[ \t_-]*(?:card|cc|credit card|number|visa|amex|mastercard)\b|\bsandbox\b"
+    r"(?i)\btest(?:ing)?[ \t_-]*(?:card|cc|credit card|number|visa|amex|mastercard)\b|\bsandbox\b"
     r"|testkarte|tarjeta de prueba|carte de test|cartão de teste|carta di test"
 )
 
@@ -3046,6 +3054,12 @@ _NAME_COLUMNS = frozenset(
 _VALUE_COLUMNS = frozenset({"value", "val", "secret", "setting_value"})
 
 
+# A column of digests: `SHA-256`, `sha256sum`, `Checksum`, `MD5`, `Digest`, `Hash`.
+_DIGEST_HEADER = re.compile(
+    r"(?i)(?:sha-?(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?|checksum|digest|hash|blake2b?|crc32)"
+)
+
+
 def _table_cell(c: Candidate) -> bool:
     """A cell of a Markdown or CSV table whose column header names a secret (`| Service | API key |`,
     `name,username,password`): real for a strong header, random for a weak one."""
@@ -3085,6 +3099,8 @@ def _table_cell(c: Candidate) -> bool:
     column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(delimiter)
     if column >= len(header):
         return False
+    if _DIGEST_HEADER.fullmatch(header[column].strip().strip("`").strip('"')):
+        return False  # `| File | SHA-256 |`: the column holds digests, whatever a row's file is named
     strength = name_strength(header[column].strip("`").strip('"'))
     if strength is None and clause_names_secret(header[column].strip("`").strip('"')):
         strength = "strong"  # a header in words (`Credential on file`)
@@ -3500,7 +3516,36 @@ _POINTS_ON = re.compile(
 # The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
 _FOREIGN_PASSWORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"])
 _FOREIGN_KEY_WORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_KEY"])
+
+
 # English's words among them: they count only before another language's verb (`API key … es`, `token … là`).
+def _user_slash_password(c: Candidate) -> bool:
+    """`ORACLE_CONN: admin/<pw>`: the part after a user's slash, under a connection's or a login's
+    name, is a password a person chose, or random (a path's next segment is neither)."""
+    value = c.value
+    if placeholder(value) or not real_value(value) or _FILE_NAME.fullmatch(value):
+        return False
+    return _random_strict(value) or keyish(value, 10) or human_password(value) or joined_password(value)
+
+
+def _label_line_value(c: Candidate) -> bool:
+    """A line that is only a secret's label (`│ Cassandra password`, `Pusher secret`), its value
+    alone on the next line: random, or a password a person chose under a password's word."""
+    above = c.before.rstrip(" \t│┃|>")[:-1].rstrip("\r")
+    label = above[max(above.rfind("\n"), above.rfind("\x00")) + 1 :].strip(" \t│┃|>")
+    value = c.value
+    if placeholder(value) or any(ch in value for ch in "/,=;") or not _NOTE_LABEL.fullmatch(label):
+        return False  # (the label ends in the secret's word: the words before it say whose)
+    if _PASSWORD_LABEL.search(label) and (
+        joined_password(value) or human_password(value) or passphrase(value)
+    ):
+        return True  # (`Orchid_8841delta` under `RabbitMQ password`: chosen, whatever code it looks like)
+    return real_value(value) and not _identifier(value) and (_random_strict(value) or keyish(value, 10))
+
+
+_PASSWORD_LABEL = re.compile(rf"(?i){_PASSWORD_WORD}|passphrase")
+
+
 _ENGLISH_KEY_WORDS = frozenset({"token", "api key"})
 # A command whose output is a secret: a key file shown, a Secret's password field printed.
 _PRINTS_SECRET = re.compile(
@@ -3583,7 +3628,9 @@ def _announced_entry(c: Candidate) -> bool:
     announces = announces or named
     if aside and not announces:
         return False  # `ami-0fefad63c8d130b77 (ubuntu 22.04)` after any note: an id and what it is
-    label = _POINTS_ON.sub("", label).rstrip(" \t:")
+    label = _POINTS_ON.sub("", _VALUE_BELOW.sub("", label.rstrip(" \t:"))).rstrip(
+        " \t:"
+    )  # (`…, value below:`)
     pointer = _NEXT_NOTE.search(label)
     if pointer is not None:  # `…: the MySQL password is stored in the next memory entry.`: what is stored
         label = label[: pointer.start()].rsplit(":", 1)[-1].strip()
@@ -3637,7 +3684,8 @@ def _lone_value(c: Candidate) -> bool:
     if not lines and entry_start >= 0:  # the answer's entry: the question is the entry before's last line
         above = c.before[:entry_start]
         question = above[max(above.rfind("\n"), above.rfind("\x00")) + 1 :].strip()
-        lines = [question] if question.endswith("?") else []
+        pointer = question.endswith(":") and _VALUE_BELOW.search(question[:-1]) is not None
+        lines = [question] if question.endswith("?") or pointer else []  # (`…, value below:` too)
     if not lines:
         return False
     previous = lines[-1].strip()
@@ -3650,6 +3698,7 @@ def _lone_value(c: Candidate) -> bool:
     if not (previous.endswith(("?", ":")) or re.search(r"(?i)\b(?:is|are|was|here)\Z", previous)):
         return False
     previous = re.sub(r"(?i)[ \t]*(?:\b(?:is|are|was|here)|[?:])\Z", "", previous)
+    previous = _VALUE_BELOW.sub("", previous)  # `LDAP bind password (…), value below:`: where, not what
     weak = _random_strict(value) or _UPPER_CODE.fullmatch(value) is not None
     if _SPEAKER.fullmatch(previous) and len(lines) >= 2 and "?" in lines[-2]:
         # `camille: here` answers the question above it (`anyone have the PagerDuty key? …`)
@@ -3657,6 +3706,10 @@ def _lone_value(c: Candidate) -> bool:
     return clause_names_secret(previous, weak=weak)
 
 
+_VALUE_BELOW = re.compile(
+    r"(?i)[ \t]*[,;(–—-]?[ \t]*(?:the[ \t]+)?value[ \t]+"
+    r"(?:below|follows|underneath|on[ \t]+the[ \t]+next[ \t]+line)\)?\Z"
+)
 _SPEAKER = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?(?:<[^<>\n]{1,30}>|[A-Za-z][A-Za-z0-9_.-]{0,30}:?)")
 
 
@@ -4053,12 +4106,42 @@ def _arrow_value(c: Candidate) -> bool:
     line = c.line_before().rstrip()
     line = line[: max(line.rfind("->"), line.rfind("→"), line.rfind("=>"))].rstrip()
     clause = line.rsplit(": ", 1)[-1]  # (`[15:15] Diego: here's …`, `OPS-3687 post-rotation note: …`)
+    clause = _LIST_BULLET.sub("", clause, count=1)  # a list's item (`* LDAP bind password → …`)
+    if _HANDOVER.fullmatch(clause):
+        return _asked_for(c, value)  # `here you go → …`, under a line that asks for a secret
     foreign = _FOREIGN_PASSWORD.search(clause) is not None  # (`dbのパスワードを更新しました → …`)
     if not _NOTE_LABEL.fullmatch(clause) or not (foreign or clause_names_secret(clause)):
         return False
     return not _identifier(value) and (_random_strict(value) or keyish(value, 12) or human_password(value))
 
 
+# A reply that hands something over and says nothing of what (`here you go`, `voilà`, `hier`).
+_HANDOVER = re.compile(
+    r"(?i)(?:here(?:'s| is)?(?:[ \t]+(?:you[ \t]+go|it[ \t]+is|it'?s|you[ \t]+are))?|voil[àa]"
+    r"|hier(?:[ \t]+bitte)?|aqu[ií](?:[ \t]+(?:est[áa]|tienes))?|ecco(?:[ \t]+qui)?|tiens|toma"
+    r"|alsjeblieft|prosz[ęe]|вот)[ \t.,!:]*"
+)
+# A session's id as frameworks write them: lower-case letters and digits (Django's 32, PHP's 26).
+_SESSION_ID = re.compile(r"(?=[a-z]*[0-9])(?=[0-9]*[a-z])[a-z0-9]{20,64}")
+
+
+def _asked_for(c: Candidate, value: str) -> bool:
+    """The line above asks for a secret by name (`anyone have the Django session cookie for the
+    sandbox?`, `kannst du mir kurz den … schicken?`): the value handed over is that secret, when
+    random, a password a person chose, or a session's id after a request for a session."""
+    above = c.before[: max(c.before.rfind("\n"), c.before.rfind("\x00"), 0)]  # (an entry's break too)
+    request = above[max(above.rfind("\n"), above.rfind("\x00")) + 1 :].rsplit(": ", 1)[-1]
+    if "?" not in request or not (clause_names_secret(request) or _SESSION_WORD.search(request)):
+        return False
+    if _SESSION_WORD.search(request) and _SESSION_ID.fullmatch(value):
+        return True
+    return not _identifier(value) and (_random_strict(value) or keyish(value, 12) or human_password(value))
+
+
+_SESSION_WORD = re.compile(r"(?i)\bsession[ \t_-]?(?:cookie|id|key|token)\b|sessionid|sessid|\bsid\b")
+
+
+_LIST_BULLET = re.compile(r"\A[ \t]*(?:[*•+-]|[0-9]{1,3}[.)])[ \t]+")
 # What may follow a value an arrow gives: the end of its line, an aside, the sentence's end.
 _ARROW_VALUE_END = re.compile(r"[.,;!]?(?:[ \t]*\r?(?:[\n\x00]|\Z)|[ \t]+(?:\(|[—–-][ \t]))")
 
@@ -4237,6 +4320,8 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "header-after": _header_after,
     "account-password": _account_password,
     "foreign-lone-value": _foreign_lone_value,
+    "label-line-value": _label_line_value,
+    "user-slash-password": _user_slash_password,
     "hex-bytes-key": _hex_bytes_key,
     "passphrase": _prose_passphrase,
     "element-value": _element_value,
@@ -4347,7 +4432,12 @@ _PUBLIC_ASIDE = re.compile(
 )
 _FILE_NAME = re.compile(
     r"(?:[A-Za-z_]{1,20}=)?[A-Za-z0-9_.-]{1,80}\.(?:ya?ml|json|env|sh|py|js|ts|txt|cfg|conf|ini|toml|xml|properties"
-    r"|lock|md|log|csv|tf|tfvars|gradle|plist)"
+    r"|lock|md|log|csv|tf|tfvars|gradle|plist|png|jpe?g|gif|webp|pdf|zip|har|docx?|xlsx?|pptx?|mp4|mov)"
+)
+# A media file's or a document's extension right after the value: the value is its name's stem
+# (`uploads/2025/03/<hex>.pdf`, `screenshot_<random>.png`).
+_MEDIA_EXTENSION_AFTER = re.compile(
+    r"\.(?:png|jpe?g|gif|webp|pdf|zip|har|docx?|xlsx?|pptx?|mp4|mov)(?![A-Za-z0-9])"
 )
 _COMMIT_SUBJECT = re.compile(r"[ \t]+\([\"'][^\"'\n\x00]{3,120}[\"']\)")
 _MNEMONIC_CHECKS = frozenset({"mnemonic", "wordlist-mnemonic", "numbered-mnemonic"})
@@ -4371,8 +4461,8 @@ def passes(check: str | None, c: Candidate, *, keep: bool = False) -> bool | str
         return False  # `live_… (public by design)`: the aside after it says it is public
     if not keep and c.value.lower() in PASSWORD_MANAGERS:
         return False  # `db pass -> 1Password (vault Infra)`: where the secret is kept, not the secret
-    if not keep and _FILE_NAME.fullmatch(c.value):
-        return False  # `file=docker-compose.override.yml`: a file's name, not what it holds
+    if not keep and (_FILE_NAME.fullmatch(c.value.rstrip(",;:)")) or _MEDIA_EXTENSION_AFTER.match(c.after)):
+        return False  # `file=docker-compose.override.yml`, `<hex>.pdf`: a file's name, not what it holds
     if not keep and is_hex(c.value) and len(c.value) in (40, 64) and _COMMIT_SUBJECT.match(c.after):
         return False  # `landed in <sha> ("remove hardcoded creds …")`: a commit and its subject
     if not keep and _SECRET_LOOKUP.search(c.before[-40:]):

@@ -141,3 +141,19 @@ def test_text_that_is_not_utf8_encodable_is_scanned() -> None:
     text = "\ud800 key AKIAIOSFODNN7EXAMPLE"
     (found,) = Scanner(RULES).scan(text)
     assert text[found.start : found.end] == "AKIAIOSFODNN7EXAMPLE"
+
+
+def test_the_engines_sources_hold_no_control_characters() -> None:
+    """A `\\b` typed into a string that is not raw is a backspace: the pattern then matches nothing
+    it was written for, and no test of a finding need notice (round 33's test-card words did)."""
+    from pathlib import Path
+
+    import reference_host
+
+    folder = Path(reference_host.__file__).parent
+    for source in sorted(
+        [*folder.glob("secret_*.py"), folder / "public_material.py", folder / "redaction.py"]
+    ):
+        text = source.read_text(encoding="utf-8")
+        bad = [ch for ch in set(text) if ord(ch) < 32 and ch not in "\n\t"]
+        assert not bad, f"{source.name}: {sorted(map(hex, map(ord, bad)))}"

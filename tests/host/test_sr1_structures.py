@@ -1935,6 +1935,46 @@ CLEAN_ROUND_36 = [
     "the password reset code is 8f3kLq92Xz",
 ]
 
+SECRETS_ROUND_37 = [
+    # a list item naming a secret, an arrow, the value
+    ("Credentials (to the vault soon):\n* Redshift password → Qm7#vLx2pR9t\n* Console: SSO", "Qm7#vLx2pR9t"),
+    # `here you go →` under a line that asks for a session cookie (a session's id: lower case and digits)
+    (
+        "[10:02] ana: anyone have the session cookie for staging?\n[10:04] raj: here you go → "
+        "k3m9x2p7q1w8e5r4t6y0u2i9o8p7a6s5",
+        "k3m9x2p7q1w8e5r4t6y0u2i9o8p7a6s5",
+    ),
+    # base64 of `user:password` pasted under a line that asks for a basic auth header
+    (
+        "[09:00] li: which Basic auth header does the partner API take?\n[09:01] jo: c3ZjOk5vcnRoU3RhcjQ0IQ==",
+        "c3ZjOk5vcnRoU3RhcjQ0IQ==",
+    ),
+    # a label line that is only a secret's name, its value on the next line (a settings screen in a box)
+    ("│ RabbitMQ password\n│ Orchid_8841delta\n│ [Copy]  [Regenerate]", "Orchid_8841delta"),
+    # Oracle's `user/password` under a connection's name
+    ("TNS_CONN: reporting/Velvet*2231harbor", "Velvet*2231harbor"),
+]
+CLEAN_ROUND_37 = [
+    # a digest column, whatever a row's file is named; media files named by random stems
+    "| Artifact | SHA-256 |\n|---|---|\n| release.tar.gz.sig | `9a8b7c6d5e4f30211a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7081` |",
+    "Attachment: capture_Xk29LmQp7v.png, logs attached",
+    "2025-04-01 09:12:03  88123 media/2025/04/3c9f1e7a5b2d4f6081a3c5e7f9b1d3f5.pdf",
+    # `here you go →` under a request that names no secret
+    "[1] a: session replay link?\n[2] b: here you go → 45ilmjahvrebq39lyzs5omlcs0",
+]
+ENTRY_ROUND_37 = [
+    # a note naming a password, then `value below:`, the value the next entry
+    (["Kafka SASL password (variable KAFKA_PW), value below:", "Quartz-7719-ember"], "Quartz-7719-ember"),
+    # `here you go →` in the entry after the one asking for a PHP session id
+    (
+        [
+            "[11:00] mo: anyone have the PHPSESSID for the demo tenant?",
+            "[11:02] ed: here you go → 9f2k4m6p8r0t2v4x6z8b0d2f4h",
+        ],
+        "9f2k4m6p8r0t2v4x6z8b0d2f4h",
+    ),
+]
+
 
 def test_round_36_a_key_as_curls_user_at_an_entrys_end_is_redacted_with_an_entry_after_it(
     redactor: Redactor,
@@ -1982,7 +2022,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
-    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36),
+    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -1993,13 +2033,14 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
-    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36),
+    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
     (18, ENTRY_ROUND_18), (19, ENTRY_ROUND_19), (21, ENTRY_ROUND_21),
     (23, ENTRY_ROUND_23), (25, ENTRY_ROUND_25), (26, ENTRY_ROUND_26),
     (27, ENTRY_ROUND_27), (29, ENTRY_ROUND_29), (31, ENTRY_ROUND_31), (32, ENTRY_ROUND_32), (33, ENTRY_ROUND_33),
+    (37, ENTRY_ROUND_37),
 )  # fmt: skip
 
 
