@@ -601,8 +601,14 @@ def _lone_random(c: Candidate) -> bool:
         return False  # base64 of words or of a public key's DER: data, not a key
     if c.before[-1:] not in (" ", "\t", "\n", "\x00", "") or c.after[:1] not in (" ", "\t", "\n", "\x00", ""):
         return False
+    if _DATA_LABEL.search(c.line_before()[-100:]):
+        return False  # `protobuf payload (base64) from the dead-letter queue: …`: a message's bytes
     said = _NAMEISH.findall(c.line_before()[-80:])[-4:]
     return not any(w in _OTHER_CONTEXT or w in NOT_SECRET_NAME_WORDS for n in said for w in _words(n))
+
+
+# A line that says the value is data in transit or at rest: a message's payload, serialized bytes.
+_DATA_LABEL = re.compile(r"(?i)\b(?:payload|protobuf|msgpack|avro|blob|serialized|hexdump)\b")
 
 
 _TRAILING_NAME = re.compile(r"([A-Za-z_][A-Za-z0-9_.-]*)[ \t\"'`]*\Z")
@@ -1804,7 +1810,7 @@ _HOST_NAMES = re.compile(rf"{_HOST_LABEL}(?:\.{_HOST_LABEL}){{2,6}}")  # three l
 _PROSE_TAILS = tuple(
     re.compile(  # a word, or a host's dotted name (`the root pw on mysql.staging.svc.cluster.local is`)
         rf"(?i)[ \t]+((?:(?:[A-Za-z0-9_.'’—–-]{{1,20}}|{_HOST_NAME})[ \t]+){{{k}}})"
-        r"(?:is|was|are|to|it's|it’s|è|é|est|ist|är|auf|naar|para):?[ \t]+[\"'`]?\Z"
+        r"(?:is|was|are|to|it's|it’s|è|é|est|ist|är|auf|naar|para|=):?[ \t]+[\"'`]?\Z"
     )
     for k in range(7)
 )
@@ -2095,6 +2101,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
+    if strength is None and _basic_literal(value) and _SAYS_BASIC.search(assigned_name(c.before)):
+        return True  # `ENV AUTH_HEADER=<base64 of user:password>`: a Basic credential, whatever its name
     if _OTP_NAME.search(name) and _BASE32_SEED.fullmatch(value):
         return True  # `MFA_SEED=IAYWKVPDHBNHKVOC`: a TOTP seed, base32 under a name that says so
     if name.lower() == "key" and _UUID.fullmatch(value):
@@ -3486,8 +3494,8 @@ def _login_pair(c: Candidate) -> bool:
     if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
         return False
     value = c.value
-    if m.group(1).lower() in ("id", "ids", "no", "number", "num"):
-        return False  # `account id: <hex>`: an id, not a user and a password
+    if m.group(1).lower() in ("id", "ids", "no", "number", "num") or m.group(1).lower() in _DIGEST_WORDS:
+        return False  # `account id: <hex>`, `analytics user hash: <hex>`: what the value is, not a user
     if "@" in m.group(1) and _PORT_PATH.match(value):
         return False  # `postgres://USER:PASSWORD@HOST:5432/DBNAME`: a URL's host, then its port and path
     if content_address(_token_around(c)):
@@ -3497,6 +3505,22 @@ def _login_pair(c: Candidate) -> bool:
 
 
 _PORT_PATH = re.compile(r"[0-9]{2,5}(?:[/?]|\Z)")
+_DIGEST_WORDS = frozenset(
+    {
+        "hash",
+        "hashed",
+        "digest",
+        "checksum",
+        "sha",
+        "sha1",
+        "sha256",
+        "sha512",
+        "md5",
+        "fingerprint",
+        "uuid",
+        "guid",
+    }
+)
 _USER_LINE = re.compile(
     r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+|[a-z]{3,20}[0-9]{1,4}"
     r"|(?i:user(?:name)?|login)[ \t]*[:=][ \t]*\S+)"

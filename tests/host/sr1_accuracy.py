@@ -74,6 +74,7 @@ CORPORA = {
         "sr1-blind-32",
         "sr1-blind-35",
         "sr1-blind-36",
+        "sr1-blind-38",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

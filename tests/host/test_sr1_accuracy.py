@@ -219,6 +219,14 @@ KNOWN_BELOW = {
     # on the put path only, a key alone in the entry after the note that names it (`… (value in next
     # note):`): each entry is read alone there
     ("sr1-blind-36", "secret:amplitude-secret-key"),
+    # an AWS access key id alone, its secret deleted: redacted by decision (docs/sr1-redaction.md); a
+    # seed phrase after a label in Japanese (no word the mnemonic rules read); `pw for …` at the very
+    # start of a text (the name `pw` is read after a space or a separator only); on the put path only,
+    # a password alone in the entry after its note
+    ("sr1-blind-38", "clean:public-identifiers"),
+    ("sr1-blind-38", "secret:bip39-mnemonic"),
+    ("sr1-blind-38", "secret:password-in-prose"),
+    ("sr1-blind-38", "secret:snowflake-password"),
 }
 
 
@@ -269,6 +277,7 @@ SIZES = {
     "sr1-blind-32": (200, 35, 871, 367),
     "sr1-blind-35": (170, 35, 604, 359),
     "sr1-blind-36": (170, 40, 760, 338),
+    "sr1-blind-38": (200, 35, 867, 323),
 }
 
 

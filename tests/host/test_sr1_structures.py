@@ -1975,6 +1975,18 @@ ENTRY_ROUND_37 = [
     ),
 ]
 
+SECRETS_ROUND_38 = [
+    # base64 of `user:password` under a name that says auth, whatever else the name says
+    ("ENV PARTNER_AUTH_HEADER=ZGVwbG95OkhhcmJvci1MeW54NDQ3", "ZGVwbG95OkhhcmJvci1MeW54NDQ3"),
+    # a sentence naming a password, then ` = ` and the value
+    ("reminder: the password for the kibana admin = Thistle82#Quarry", "Thistle82#Quarry"),
+]
+CLEAN_ROUND_38 = [
+    # a hash after a word that could be a user's name (`user hash: …`); a message's payload in base64
+    "billing user hash: 5f2c9e1a7b3d4f6081a2c3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4",
+    "avro payload (base64) from the retry topic: EhJvcmRlcnMtcmV0cnktMDA0Mg",
+]
+
 
 def test_round_36_a_key_as_curls_user_at_an_entrys_end_is_redacted_with_an_entry_after_it(
     redactor: Redactor,
@@ -2022,7 +2034,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
-    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37),
+    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37), (38, SECRETS_ROUND_38),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -2033,7 +2045,7 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
-    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37),
+    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37), (38, CLEAN_ROUND_38),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
