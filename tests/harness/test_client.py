@@ -270,16 +270,22 @@ def test_route_templates_name_ids_not_values():
     assert route_of("GET", "/r/projects/p-2/memories") == "GET /r/projects/{project}/memories"
 
 
-def test_a_route_that_missed_its_deadline_is_an_error_at_once_for_every_client_of_the_run(raw_host):
-    """The read of one entry hangs: the next read of any entry (another id, tenant B's key) is refused
-    at once, naming the route and the first expiry; the other routes are untouched."""
+def _entry_reads_hang(prefix: str):
+    """A host whose read of one entry (`<prefix><memoryRef>/<id>`) hangs; every other request answers."""
+    depth = prefix.count("/") + 1
 
     def respond(_method, path, _headers):
-        if path.startswith("/v1/memory/") and path.count("/") == 4:
+        if path.startswith(prefix) and path.count("/") == depth:
             time.sleep(3)
         return Answer.json({"ok": True})
 
-    host = raw_host(respond)
+    return respond
+
+
+def test_a_route_that_missed_its_deadline_is_an_error_at_once_for_every_client_of_the_run(raw_host):
+    """The read of one entry hangs: the next read of any entry (another id, tenant B's key) is refused
+    at once, naming the route and the first expiry; the other routes are untouched."""
+    host = raw_host(_entry_reads_hang("/v1/memory/"))
     client = _client(host, timeout=0.5)
     with pytest.raises(HostError, match=r"within the 0.5s deadline \(timeout\)"):
         client.request("GET", "/v1/memory/mem-1/e-1")
@@ -302,13 +308,7 @@ V2_ROUTE = Route((("/v1/memory/", "/host/org/memory/"), ("/v1/host/events", "/ho
 def test_a_route_served_at_its_major_2_address_trips_as_the_route_it_is(raw_host):
     """Under major 2 the read route lives elsewhere; a hung read of one entry still trips the read of
     every entry, named by the route the suite documents, and the refusal names the address sent to."""
-
-    def respond(_method, path, _headers):
-        if path.startswith("/host/org/memory/") and path.count("/") == 5:
-            time.sleep(3)
-        return Answer.json({"ok": True})
-
-    host = raw_host(respond)
+    host = raw_host(_entry_reads_hang("/host/org/memory/"))
     client = _client(host, timeout=0.5)
     client.route = V2_ROUTE
     with pytest.raises(HostError, match="deadline"):
