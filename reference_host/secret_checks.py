@@ -3062,9 +3062,10 @@ _NAME_COLUMNS = frozenset(
 _VALUE_COLUMNS = frozenset({"value", "val", "secret", "setting_value"})
 
 
-# A column of digests: `SHA-256`, `sha256sum`, `Checksum`, `MD5`, `Digest`, `Hash`.
-_DIGEST_HEADER = re.compile(
-    r"(?i)(?:sha-?(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?|checksum|digest|hash|blake2b?|crc32)"
+# A name for a digest or an id, whole: `SHA-256`, `sha256sum`, `Checksum`, `MD5`, `hash`, `fingerprint`.
+_DIGEST_WORD = re.compile(
+    r"(?i)(?:sha-?(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?|checksum|digest|hash(?:ed)?|blake2b?|crc32"
+    r"|fingerprint|uuid|guid)"
 )
 
 
@@ -3107,7 +3108,7 @@ def _table_cell(c: Candidate) -> bool:
     column = row.strip().lstrip("|").count(delimiter) if delimiter == "|" else row.count(delimiter)
     if column >= len(header):
         return False
-    if _DIGEST_HEADER.fullmatch(header[column].strip().strip("`").strip('"')):
+    if _DIGEST_WORD.fullmatch(header[column].strip().strip("`").strip('"')):
         return False  # `| File | SHA-256 |`: the column holds digests, whatever a row's file is named
     strength = name_strength(header[column].strip("`").strip('"'))
     if strength is None and clause_names_secret(header[column].strip("`").strip('"')):
@@ -3494,7 +3495,7 @@ def _login_pair(c: Candidate) -> bool:
     if m is None or _LOGIN_LABEL.search(before[: m.start()]) is None:
         return False
     value = c.value
-    if m.group(1).lower() in ("id", "ids", "no", "number", "num") or m.group(1).lower() in _DIGEST_WORDS:
+    if m.group(1).lower() in ("id", "ids", "no", "number", "num") or _DIGEST_WORD.fullmatch(m.group(1)):
         return False  # `account id: <hex>`, `analytics user hash: <hex>`: what the value is, not a user
     if "@" in m.group(1) and _PORT_PATH.match(value):
         return False  # `postgres://USER:PASSWORD@HOST:5432/DBNAME`: a URL's host, then its port and path
@@ -3505,22 +3506,6 @@ def _login_pair(c: Candidate) -> bool:
 
 
 _PORT_PATH = re.compile(r"[0-9]{2,5}(?:[/?]|\Z)")
-_DIGEST_WORDS = frozenset(
-    {
-        "hash",
-        "hashed",
-        "digest",
-        "checksum",
-        "sha",
-        "sha1",
-        "sha256",
-        "sha512",
-        "md5",
-        "fingerprint",
-        "uuid",
-        "guid",
-    }
-)
 _USER_LINE = re.compile(
     r"(?:[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}|[a-z]+[._][a-z]+|[a-z]{3,20}[0-9]{1,4}"
     r"|(?i:user(?:name)?|login)[ \t]*[:=][ \t]*\S+)"
@@ -4454,15 +4439,15 @@ _PUBLIC_ASIDE = re.compile(
     r"(?i)[\"'`]?[ \t]*\((?:it'?s[ \t]+|is[ \t]+)?(?:public|publishable)"
     r"(?:[ \t]+(?:by[ \t]+design|on[ \t]+purpose|key|id|client[ \t]+key))?[ \t]*\)"
 )
+# A media file's or a document's extension: no secret's value ends with one.
+_MEDIA_EXTENSIONS = r"png|jpe?g|gif|webp|pdf|zip|har|docx?|xlsx?|pptx?|mp4|mov"
 _FILE_NAME = re.compile(
     r"(?:[A-Za-z_]{1,20}=)?[A-Za-z0-9_.-]{1,80}\.(?:ya?ml|json|env|sh|py|js|ts|txt|cfg|conf|ini|toml|xml|properties"
-    r"|lock|md|log|csv|tf|tfvars|gradle|plist|png|jpe?g|gif|webp|pdf|zip|har|docx?|xlsx?|pptx?|mp4|mov)"
+    rf"|lock|md|log|csv|tf|tfvars|gradle|plist|{_MEDIA_EXTENSIONS})"
 )
 # A media file's or a document's extension right after the value: the value is its name's stem
 # (`uploads/2025/03/<hex>.pdf`, `screenshot_<random>.png`).
-_MEDIA_EXTENSION_AFTER = re.compile(
-    r"\.(?:png|jpe?g|gif|webp|pdf|zip|har|docx?|xlsx?|pptx?|mp4|mov)(?![A-Za-z0-9])"
-)
+_MEDIA_EXTENSION_AFTER = re.compile(rf"\.(?:{_MEDIA_EXTENSIONS})(?![A-Za-z0-9])")
 _COMMIT_SUBJECT = re.compile(r"[ \t]+\([\"'][^\"'\n\x00]{3,120}[\"']\)")
 _MNEMONIC_CHECKS = frozenset({"mnemonic", "wordlist-mnemonic", "numbered-mnemonic"})
 _LOWER_WORDS = re.compile(r"[a-z]+")
