@@ -2101,6 +2101,9 @@ def _assigned_value(c: Candidate) -> bool:
         return False
     before, name = _assignment(c.before)
     strength = name_strength(name)
+    cookie = name.rsplit(".", 1)[-1].lower() in _SESSION_COOKIES  # `process.env.SESSIONID = '…'`
+    if strength is None and cookie and (_SESSION_ID.fullmatch(value) or _random_secret(value, 12)):
+        return "session-cookie"  # a session cookie's name, given a session's id
     if strength is None and _basic_literal(value) and _SAYS_BASIC.search(assigned_name(c.before)):
         return True  # `ENV AUTH_HEADER=<base64 of user:password>`: a Basic credential, whatever its name
     if _OTP_NAME.search(name) and _BASE32_SEED.fullmatch(value):
@@ -2111,6 +2114,8 @@ def _assigned_value(c: Candidate) -> bool:
         return False  # `X-Twilio-Signature: …`, `Tx signature: …`: a signature, made with a secret, not one
     if value.startswith("--"):
         return False  # a flag (`"get-token", "--cluster-name"`), not a value
+    if _identifier(value) and any(_DIGEST_WORD.fullmatch(w) for w in value.split("_")):
+        return False  # `AddField('apikey', 'key_sha256', …)`: a field named for the key's digest
     if _words(name)[-1:] == ("salt",) and _flag_definition(c):
         return False  # a feature flag's bucketing salt: every SDK that evaluates the flag is sent it
     aside = _TRAILING_ASIDE.search(c.before.rstrip(_ASSIGN_TAIL.replace(")", "")))
@@ -2774,6 +2779,10 @@ _NAMEISH = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 _KEY_ID_WORDS = frozenset({"signed", "gpg", "pgp", "fingerprint", "verify", "keyserver", "keyring"})
 
 
+# The rest of a value's line saying it is a digest (`<hex> matches SHA256SUMS`, `<hex>  (sha256)`).
+_DIGEST_AFTER = re.compile(r"(?i)[^\n\x00]{0,40}?\b(?:sha-?(?:1|256|384|512)(?:sums?)?|checksums?|digest)\b")
+
+
 def _pasted(c: Candidate) -> bool:
     """A random token pasted without a name (a chat reply, a line of its own in a mail or a
     ticket): a token standing alone (no quote, call or path around it), and the nearest telling
@@ -2815,6 +2824,8 @@ def _pasted(c: Candidate) -> bool:
     names = _NAMEISH.findall(" ".join(lines))[-12:]
     if _GPG_FINGERPRINT.fullmatch(value) or public.test_vector(c.text, c.start):
         return False  # a fingerprint as GnuPG prints it (40 capital hex digits); a test vector
+    if is_hex(value) and _DIGEST_AFTER.match(c.after):
+        return False  # `Verified: <hex> matches SHA256SUMS`: what follows says it is a digest
     if is_hex(value) and any(n.lower() in _KEY_ID_WORDS for n in names):
         return False  # `signed with key <40 hex>`: a key's fingerprint, public by design
     for i in range(len(names) - 1, -1, -1):
@@ -3340,6 +3351,8 @@ def _code_span(c: Candidate) -> bool:
         return False  # (a URL's own rules read the credentials a URL holds)
     if " | " in value or value != value.strip():
         return False  # between two code spans of a table's row (`` `JWT_SECRET` | … | `<x>` ``): words
+    if value[:1] in ",;)" or value[-1:] in ",;(":
+        return False  # code between two literals (`'../auth', () => ({ … mockResolvedValue('`), no value
     token = c.line_before()[:-1].rstrip().rsplit(None, 1)[-1:] or [""]
     if "-" in token[0] and name_strength(token[0]) == "strong":
         return True  # a name spelled with dashes, whole (`plain-text-password-value "…"`)
@@ -3528,6 +3541,46 @@ _FOREIGN_KEY_WORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_KEY"])
 
 
 # English's words among them: they count only before another language's verb (`API key … es`, `token … là`).
+def _hashed_password(c: Candidate) -> bool:
+    """A literal handed to a password-hashing call (`hash('<pw>', 12)`): a password a person chose
+    or random (an algorithm's name, `hash('sha256')`, is neither)."""
+    value = c.value
+    if placeholder(value):
+        return False
+    return human_password(value) or joined_password(value) or _random_strict(value) or keyish(value, 10)
+
+
+def _aside_value(c: Candidate) -> bool:
+    """`hardcode DB_PASSWORD for staging (<value>)`: the line names a secret's variable, and the
+    value in parentheses at its end is random or a password a person chose (an aside in words,
+    `(see the vault)`, `(rotated)`, is neither)."""
+    value = c.value
+    if placeholder(value) or not real_value(value) or _identifier(value):
+        return False
+    line = c.line_before()[:-1]
+    if not any(name_strength(w) == "strong" for w in _ENV_STYLE_NAME.findall(line)):
+        return False
+    return _random_strict(value) or keyish(value, 12) or _MIXED_PASSWORD.fullmatch(value) is not None
+
+
+def _returned_value(c: Candidate) -> bool:
+    """A literal a function returns, the function named for a secret (`def dd_api_key(): …
+    return "<hex>"`): real under a strong name, random under a weak one."""
+    m = _RETURNING_FUNCTION.search(c.before[-400:])
+    value = c.value
+    if m is None or placeholder(value) or not real_value(value):
+        return False
+    name = re.sub(r"^(?:get|fetch|load|read)(?=[A-Z_])_?", "", m.group(1))  # `getApiToken`: its secret
+    strength = name_strength(name)
+    return strength == "strong" or (strength == "weak" and _random_weak_value(value))
+
+
+_RETURNING_FUNCTION = re.compile(
+    r"(?:def|function|func|fun|fn)[ \t]+([A-Za-z_$][A-Za-z0-9_$]*)[ \t]*\([^()]*\)[^{:]*[:{]"
+    r"\s*(?:(?:#|//)[^\n]*\s*){0,3}return[ \t]+[\"']\Z"
+)
+
+
 def _user_slash_password(c: Candidate) -> bool:
     """`ORACLE_CONN: admin/<pw>`: the part after a user's slash, under a connection's or a login's
     name, is a password a person chose, or random (a path's next segment is neither)."""
@@ -4167,10 +4220,18 @@ def _value_under_note(c: Candidate) -> bool:
     if _ROTATED_VALUE.match(c.line_before()):  # a ticket's `Old value (…):` under its title and status
         title = before[: max(before.rfind("\n"), before.rfind("\x00"), 0)]
         above += "\n" + title[max(title.rfind("\n"), title.rfind("\x00")) + 1 :]
-    if placeholder(c.value) or not any(name_strength(w) == "strong" for w in _CLAUSE_WORDS.findall(above)):
+    words = _CLAUSE_WORDS.findall(above)
+    lowered = [w.lower() for w in words]
+    named = any(name_strength(w) == "strong" for w in words) or any(
+        pair in STRONG_PAIRS for pair in itertools.pairwise(lowered)
+    )  # (`Reset the symmetric encryption key …`: two words that say secret together)
+    cookie = any(w in _SESSION_COOKIES for w in lowered)  # `Reset the JSESSIONID cookie …`
+    if placeholder(c.value) or not (named or cookie):
         return False
     if "/" in c.value or not real_value(c.value):
         return False  # (`variable supabaseUrl` / `value: https://…`: an address, not the password)
+    if cookie and not named:
+        return _generated(c.value) or _random_secret(c.value, 12)
     return _random_strict(c.value) or keyish(c.value, 12) or human_password(c.value)
 
 
@@ -4331,6 +4392,9 @@ CHECKS: dict[str, Callable[[Candidate], bool | str]] = {
     "foreign-lone-value": _foreign_lone_value,
     "label-line-value": _label_line_value,
     "user-slash-password": _user_slash_password,
+    "returned-value": _returned_value,
+    "aside-value": _aside_value,
+    "hashed-password": _hashed_password,
     "hex-bytes-key": _hex_bytes_key,
     "passphrase": _prose_passphrase,
     "element-value": _element_value,

@@ -75,6 +75,7 @@ CORPORA = {
         "sr1-blind-35",
         "sr1-blind-36",
         "sr1-blind-38",
+        "sr1-blind-39",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -227,6 +227,19 @@ KNOWN_BELOW = {
     ("sr1-blind-38", "secret:bip39-mnemonic"),
     ("sr1-blind-38", "secret:password-in-prose"),
     ("sr1-blind-38", "secret:snowflake-password"),
+    # a seed script's password chosen by a person as a positional argument after a user and an email
+    # (`create_superuser("admin", "admin@…", "<pw>")`), a suggestion's `(instead of the hard-coded
+    # \`<pw>\`)`; `CONNECT_SID=s%3A…` (a name no rule reads, a random run inside taken first); a
+    # bare password under a JAAS config's name (`SASL_JAAS_CONFIG: <pw>`); a German sentence whose
+    # `für` stands between the secret's word and `ist` (a name's words are ASCII); on the put path
+    # only, values alone in the entry after their note
+    ("sr1-blind-39", "secret:admin-seed-password"),
+    ("sr1-blind-39", "secret:express-session-cookie"),
+    ("sr1-blind-39", "secret:kafka-sasl-password"),
+    ("sr1-blind-39", "secret:password-prose"),
+    ("sr1-blind-39", "secret:flask-express-session-secret"),
+    ("sr1-blind-39", "secret:password-config"),
+    ("sr1-blind-39", "secret:rails-master-key"),
 }
 
 
@@ -278,6 +291,7 @@ SIZES = {
     "sr1-blind-35": (170, 35, 604, 359),
     "sr1-blind-36": (170, 40, 760, 338),
     "sr1-blind-38": (200, 35, 867, 323),
+    "sr1-blind-39": (210, 40, 900, 360),
 }
 
 

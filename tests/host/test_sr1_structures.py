@@ -1987,6 +1987,44 @@ CLEAN_ROUND_38 = [
     "avro payload (base64) from the retry topic: EhJvcmRlcnMtcmV0cnktMDA0Mg",
 ]
 
+SECRETS_ROUND_39 = [
+    # a function named for a secret that returns a literal (a test fixture, a comment between)
+    (
+        '@pytest.fixture\ndef sendgrid_api_key():\n    # TODO swap for a fake\n    return "5c0e9b7a2d4f6e8c1a3b5d7f9e2c4a6b"',
+        "5c0e9b7a2d4f6e8c1a3b5d7f9e2c4a6b",
+    ),
+    # a commit's subject naming a secret's variable, the value in parentheses at its end
+    ("    fix: hardcode REDIS_PASSWORD for qa (Lm9#tQ2v!Rx7Pz)", "Lm9#tQ2v!Rx7Pz"),
+    # a literal handed to a password-hashing call
+    ("const hashed = await bcrypt.hash('Sparrow!8834copper', 10);", "Sparrow!8834copper"),
+    # a session cookie's name given a session's id (lower-case letters and digits)
+    ("process.env.SESSIONID = 'q8w2e4r6t8y0u2i4o6p8a0s2d4f6g8h0';", "q8w2e4r6t8y0u2i4o6p8a0s2d4f6g8h0"),
+    # `New value:` under a ticket line naming an encryption key (two words that say secret together)
+    (
+        "OPS-77 | Done\nRotated the data encryption key for svc 'ledger'.\nNew value: 9c1e5a7f3b2d4e6081a2c3e4f5a6b7c8",
+        "9c1e5a7f3b2d4e6081a2c3e4f5a6b7c8",
+    ),
+]
+CLEAN_ROUND_39 = [
+    # code between two string literals; a field named for a key's digest; a digest a line verifies
+    "jest.mock('../auth', () => ({ getToken: jest.fn().mockResolvedValue('mock-refresh-token') }));",
+    "        migrations.AddField('apitoken', 'token_sha256', models.CharField(max_length=64)),",
+    # an algorithm's name given to a hash call
+    "digest = hash('sha256')",
+]
+
+
+def test_round_39_a_digest_its_line_verifies_is_kept_after_an_entry_naming_a_token(
+    redactor: Redactor,
+) -> None:
+    """`Verified: <sha256> matches SHA256SUMS` read after an entry about a token: what follows the hex
+    says it is a digest, whatever the entry before named."""
+    parts = [
+        'const slackToken = "x" // move to env',
+        "Checked: 3b7e9a1c5d2f4e6081a2c3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4 matches SHA256SUMS",
+    ]
+    assert redactor.redact_parts(parts) == parts
+
 
 def test_round_36_a_key_as_curls_user_at_an_entrys_end_is_redacted_with_an_entry_after_it(
     redactor: Redactor,
@@ -2034,7 +2072,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
-    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37), (38, SECRETS_ROUND_38),
+    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37), (38, SECRETS_ROUND_38), (39, SECRETS_ROUND_39),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -2045,7 +2083,7 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
-    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37), (38, CLEAN_ROUND_38),
+    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37), (38, CLEAN_ROUND_38), (39, CLEAN_ROUND_39),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
