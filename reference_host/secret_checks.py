@@ -2225,7 +2225,8 @@ def _credential_of(value: str) -> str | None:
 
 
 _CIPHERTEXT_PARENT = re.compile(
-    r"(?im)^([ \t]*)(?:encryptedData|encrypted_data|sealedSecrets?|ciphertexts?)[ \t]*:[ \t]*$"
+    r"(?im)(?:^|(?<=\x00))([ \t]*)(?:[A-Za-z]{1,20}:[ \t]*)?"  # (a label too: `sealedsecret: encryptedData:`)
+    r"(?:encryptedData|encrypted_data|sealedSecrets?|ciphertexts?)[ \t]*:[ \t]*$"
 )
 
 
@@ -3308,8 +3309,8 @@ def _cookie_value(c: Candidate) -> bool:
     that holds a random piece (`alice%7C1742830475%7C<token>%7C<hmac>`): a login or session the
     cookie carries. Percent-encoded pieces are read decoded."""
     line = c.line_before()
-    if _COOKIE_CONTEXT.search(line) is None:
-        return False
+    if _COOKIE_CONTEXT.search(line) is None or _encodes_text(c.value):
+        return False  # (`the feature-flag cookie is just base64 JSON: eyJ…`: settings, encoded)
     decoded = _PERCENT.sub("|", c.value)
     return any(
         len(p) >= 16 and (keyish(p, 16) or (is_hex(p) and len(p) >= 32))
@@ -3598,6 +3599,8 @@ def _label_line_value(c: Candidate) -> bool:
     value = c.value
     if placeholder(value) or any(ch in value for ch in "/,=;") or not _NOTE_LABEL.fullmatch(label):
         return False  # (the label ends in the secret's word: the words before it say whose)
+    if _CHANGE_VERB.match(label):
+        return False  # `rotate the api token` then a commit's SHA: a change's subject, not a label
     if _PASSWORD_LABEL.search(label) and (
         joined_password(value) or human_password(value) or passphrase(value)
     ):
@@ -3606,6 +3609,11 @@ def _label_line_value(c: Candidate) -> bool:
 
 
 _PASSWORD_LABEL = re.compile(rf"(?i){_PASSWORD_WORD}|passphrase")
+# A verb that starts a change's subject (a commit, a ticket's title), not a label.
+_CHANGE_VERB = re.compile(
+    r"(?i)(?:rotate|revoke|update|fix|add|remove|bump|refresh|regenerate|merge|revert|delete|move|rename"
+    r"|drop|use|set|reset|change|replace)\b"
+)
 
 
 _ENGLISH_KEY_WORDS = frozenset({"token", "api key"})

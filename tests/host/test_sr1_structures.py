@@ -2026,6 +2026,27 @@ def test_round_39_a_digest_its_line_verifies_is_kept_after_an_entry_naming_a_tok
     assert redactor.redact_parts(parts) == parts
 
 
+SECRETS_ROUND_40 = [
+    # a line that is only a secret's label with an aside, its value on the next line
+    (
+        "Next note: Cohere API key (staging)\n7c2e9a4f1b3d5e6081a2c3e4f5a6b7c8d9e0f1a2",
+        "7c2e9a4f1b3d5e6081a2c3e4f5a6b7c8d9e0f1a2",
+    ),
+    # an app password's four groups, unquoted, in a logged map's field
+    ("INFO mailer config: {imap_password=qwer tyui opas dfgh, port=993}", "qwer tyui opas dfgh"),
+    # a random value a sentence says to authenticate with
+    (
+        "when you call the ledger API for me, authenticate with 5e8b2c1d9f7a3e4b6c0d2f8a1b3c5d7e.",
+        "5e8b2c1d9f7a3e4b6c0d2f8a1b3c5d7e",
+    ),
+]
+CLEAN_ROUND_40 = [
+    # a cookie its line calls base64 JSON; a SealedSecret's ciphertext under a label and `encryptedData:`
+    "The preferences cookie is plain base64 JSON: eyJ0aGVtZSI6ICJkYXJrIiwgImJldGEiOiB0cnVlfQ==",
+    "sealed: encryptedData:\n  api_token: AgCx7Rk2mQ9vL4pW8zT1nY6bH3dF5gJ0sA2eC4iK6oM8qU0wZ2xV4...(truncated)",
+]
+
+
 def test_round_36_a_key_as_curls_user_at_an_entrys_end_is_redacted_with_an_entry_after_it(
     redactor: Redactor,
 ) -> None:
@@ -2072,7 +2093,7 @@ _SECRET_LISTS = (
     (24, SECRETS_ROUND_24), (25, SECRETS_ROUND_25), (26, SECRETS_ROUND_26),
     (27, SECRETS_ROUND_27), (28, SECRETS_ROUND_28), (29, SECRETS_ROUND_29), (30, SECRETS_ROUND_30),
     (31, SECRETS_ROUND_31), (32, SECRETS_ROUND_32), (33, SECRETS_ROUND_33),
-    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37), (38, SECRETS_ROUND_38), (39, SECRETS_ROUND_39),
+    (34, SECRETS_ROUND_34), (35, SECRETS_ROUND_35), (36, SECRETS_ROUND_36), (37, SECRETS_ROUND_37), (38, SECRETS_ROUND_38), (39, SECRETS_ROUND_39), (40, SECRETS_ROUND_40),
 )  # fmt: skip
 _CLEAN_LISTS = (
     (2, CLEAN_ROUND_2), (3, CLEAN_ROUND_3), (4, CLEAN_ROUND_4), (5, CLEAN_ROUND_5), (6, CLEAN_ROUND_6),
@@ -2083,7 +2104,7 @@ _CLEAN_LISTS = (
     (24, CLEAN_ROUND_24), (25, CLEAN_ROUND_25), (26, CLEAN_ROUND_26),
     (27, CLEAN_ROUND_27), (28, CLEAN_ROUND_28), (29, CLEAN_ROUND_29), (30, CLEAN_ROUND_30),
     (31, CLEAN_ROUND_31), (32, CLEAN_ROUND_32), (33, CLEAN_ROUND_33),
-    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37), (38, CLEAN_ROUND_38), (39, CLEAN_ROUND_39),
+    (34, CLEAN_ROUND_34), (35, CLEAN_ROUND_35), (36, CLEAN_ROUND_36), (37, CLEAN_ROUND_37), (38, CLEAN_ROUND_38), (39, CLEAN_ROUND_39), (40, CLEAN_ROUND_40),
 )  # fmt: skip
 _ENTRY_LISTS = (
     (5, ENTRY_ROUND_5), (6, ENTRY_ROUND_6), (7, ENTRY_ROUND_7), (9, ENTRY_ROUND_9), (11, ENTRY_ROUND_11),
