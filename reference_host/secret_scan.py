@@ -83,6 +83,9 @@ class Rule:
     gate: str | None = None  # a regex any line holding a match contains (for rules without a literal)
     multiline: bool = False  # a match may run over line breaks (PEM blocks, name/value pairs)
     family: str | None = None  # rules run as one regex with the others of their family (see the file)
+    # a match that wholly holds findings kept before it (and nothing else) is checked, and if it
+    # stands they give way to it: a literal whole where an earlier rule took a random run inside it
+    widens: bool = False
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,9 @@ def _rule(raw: Mapping[str, object], defines: Mapping[str, str], gates: Mapping[
     family = raw.get("family")
     if family is not None and multiline:
         raise ValueError(f"secret rule {kind!r}: a multi-line rule runs alone, in no family")
+    widens = bool(raw.get("widens"))
+    if widens and (family is not None or multiline or raw.get("keep")):
+        raise ValueError(f"secret rule {kind!r}: only a single-line secret rule outside a family widens")
     return Rule(
         str(kind),
         pattern,
@@ -220,6 +226,7 @@ def _rule(raw: Mapping[str, object], defines: Mapping[str, str], gates: Mapping[
         None if gate is None else gates[str(gate)],
         multiline,
         None if family is None else str(family),
+        widens,
     )
 
 
@@ -247,6 +254,8 @@ class _Kept:
     def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
         self._starts: list[int] = []
         self._ends: list[int] = []
+        self.owner: dict[tuple[int, int], Finding] = {}  # the finding a span is (a `taken` span: none)
+        self.dropped: set[int] = set()  # ids of findings a wider one replaced (filtered at the end)
         for start, end in spans:
             self.add(start, end)
 
@@ -258,6 +267,26 @@ class _Kept:
         i = bisect_right(self._starts, start)
         self._starts.insert(i, start)
         self._ends.insert(i, end)
+
+    def within(self, start: int, end: int) -> list[tuple[int, int]] | None:
+        """The spans that overlap [start, end), if every one of them lies inside it and is shorter;
+        else None."""
+        i = bisect_right(self._ends, start)  # (kept spans never overlap: their ends are sorted too)
+        inside = []
+        while i < len(self._starts) and self._starts[i] < end:
+            if (
+                self._starts[i] < start
+                or self._ends[i] > end
+                or (self._starts[i], self._ends[i]) == (start, end)
+            ):
+                return None  # (the same span: the finding kept first stands, with its own label)
+            inside.append((self._starts[i], self._ends[i]))
+            i += 1
+        return inside
+
+    def remove(self, start: int, end: int) -> None:
+        i = bisect_right(self._starts, start) - 1
+        del self._starts[i], self._ends[i]
 
 
 def resolve(
@@ -633,7 +662,7 @@ class Scanner:
             ranges = [(byte_of[a], byte_of[b]) for a, b in within]
         for a, b in self._blocks(data, early, ranges):
             self._scan_block(text, data, offsets, a, b, early, kept, found)
-        return sorted(found, key=lambda f: f.start)
+        return sorted((f for f in found if id(f) not in kept.dropped), key=lambda f: f.start)
 
     def _hot_lines(self, data: bytes, lo: int, hi: int) -> Iterable[tuple[int, int]]:
         """The lines of data[lo:hi] that hold an anchor of a single-line rule, as byte ranges from
@@ -821,13 +850,25 @@ class Scanner:
                 start, end = spans[g]
                 break
         start, end = offsets.char(start), offsets.char(end)
-        if start >= end or kept.collides(start, end):
+        if start >= end:
             return False
+        held: list[Finding | None] = []
+        if kept.collides(start, end):
+            wider = rule.widens and "://" not in text[start:end]  # (a URL's own rules read inside it)
+            held = [kept.owner.get(span) for span in (kept.within(start, end) if wider else None) or ()]
+            if not held or None in held or any(self.keeps(f) for f in held if f is not None):
+                return False  # (a `taken` marker or public material inside: nothing to widen over)
         verdict = passes(rule.check, Candidate(text, start, end), keep=rule.keep)
         if not verdict:
             return False
+        for finding in held:
+            if finding is not None:
+                kept.remove(finding.start, finding.end)
+                kept.dropped.add(id(finding))
+        finding = Finding(start, end, verdict if isinstance(verdict, str) else rule.kind, i + 1)
         kept.add(start, end)
-        found.append(Finding(start, end, verdict if isinstance(verdict, str) else rule.kind, i + 1))
+        kept.owner[(start, end)] = finding
+        found.append(finding)
         return True
 
     def _registered_in_block(
@@ -845,7 +886,8 @@ class Scanner:
             start, end = offsets.char(s), offsets.char(e)
             if start < end and not kept.collides(start, end):
                 kept.add(start, end)
-                found.append(Finding(start, end, self._registered_label(data[s:e]), 0))
+                kept.owner[(start, end)] = finding = Finding(start, end, self._registered_label(data[s:e]), 0)
+                found.append(finding)
 
     def keeps(self, finding: Finding) -> bool:
         """Whether `finding` is of a `keep` rule: text to leave alone, whatever else it looks like."""

@@ -3,7 +3,9 @@
 Every rule (or family of rules) runs through Python's `re` over the whole text as a `str`: no
 prefilter, no hot lines, no blocks, no bytes, no offset conversion. Registered values are found by
 a plain case-insensitive search. Rules run in priority order; a match is kept unless it collides
-with one kept before or fails its check. A family runs as the alternation of its members' regexes;
+with one kept before or fails its check (a `widens` rule's match that wholly holds the shorter
+findings it collides with, none of them public material, and holds no URL, replaces them if it
+stands). A family runs as the alternation of its members' regexes;
 where it matches, its members are tried in order at that place and the first that stands is kept;
 where none stands, the search resumes at the value the first matching member saw (unless that value
 is a placeholder or longer than REREAD_MAX bytes), else after the match.
@@ -37,6 +39,10 @@ def _secret_span(m: re.Match[str]) -> tuple[int, int]:
     return m.span()
 
 
+def _inside(k: Finding, start: int, end: int) -> bool:
+    return start <= k.start and k.end <= end and (k.start, k.end) != (start, end)
+
+
 def reference_scan(
     text: str, rules: Sequence[Rule] = RULES, registered: Mapping[str, str] | None = None
 ) -> list[Finding]:
@@ -51,12 +57,21 @@ def reference_scan(
         if rule.boundary is not None and glued_to_word(text, m.start(), rule.boundary):
             return False
         start, end = _secret_span(m)
-        if start >= end or collides(start, end):
+        if start >= end:
+            return False
+        held = [k for k in kept if start < k.end and k.start < end]
+        wider = rule.widens and "://" not in text[start:end]
+        if held and not (wider and all(_inside(k, start, end) and not _public(k) for k in held)):
             return False
         verdict = passes(rule.check, Candidate(text, start, end), keep=rule.keep)
         if verdict:
+            for k in held:  # a widening rule's match replaces the findings it wholly holds
+                kept.remove(k)
             kept.append(Finding(start, end, verdict if isinstance(verdict, str) else rule.kind, index + 1))
         return bool(verdict)
+
+    def _public(k: Finding) -> bool:
+        return k.source > 0 and rules[k.source - 1].keep
 
     ordered = sorted(registered or {}, key=len, reverse=True)
     if ordered:

@@ -210,11 +210,9 @@ KNOWN_BELOW = {
     ("sr1-blind-35", "secret:jwt-signing-secret"),
     ("sr1-blind-35", "clean:request-signatures"),
     # an OpenSSH private key whose body holds its public key, which the item shows (and keeps) beside
-    # it: the grader finds the public half's characters; a Tableau token's `<base64>==:<secret>`
-    # literal, of which a random run is taken first and its `<base64>==` head left; a password
-    # passed as the last of an exec-form ENTRYPOINT's plain arguments after a host and a user
+    # it: the grader finds the public half's characters; a password passed as the last of an
+    # exec-form ENTRYPOINT's plain arguments after a host and a user
     ("sr1-blind-36", "secret:openssh-private-key"),
-    ("sr1-blind-36", "secret:tableau-pat-secret"),
     ("sr1-blind-36", "secret:password-cli-flag"),
     # on the put path only, a key alone in the entry after the note that names it (`… (value in next
     # note):`): each entry is read alone there

@@ -2014,6 +2014,18 @@ CLEAN_ROUND_39 = [
 ]
 
 
+def test_round_36_a_literal_whose_inner_token_was_taken_first_goes_whole(redactor: Redactor) -> None:
+    """A literal passed to a call whose inner token an earlier rule took (a runner token and its
+    routing suffix, round 36's Tableau `'<base64>==:<secret>'`): the call's rule widens over that
+    finding, so no piece of the literal is left."""
+    text = (
+        "INSERT INTO tenants (flag, runner_token) VALUES ('true', 'glrt-Xk29LmQp7vR4tW8zN1cB.01.1a00gc29t');"
+    )
+    out = redactor.redact(text)
+    assert "Xk29LmQp7vR4" not in out and "1a00gc29t" not in out, out
+    assert out.endswith("VALUES ('true', '[REDACTED:positional-secret]');"), out
+
+
 def test_round_39_a_digest_its_line_verifies_is_kept_after_an_entry_naming_a_token(
     redactor: Redactor,
 ) -> None:
