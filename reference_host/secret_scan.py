@@ -284,9 +284,11 @@ class _Kept:
             i += 1
         return inside
 
-    def remove(self, start: int, end: int) -> None:
-        i = bisect_right(self._starts, start) - 1
+    def drop(self, finding: Finding) -> None:
+        """Give up a finding's span (a wider one replaces it); `scan` leaves the finding out."""
+        i = bisect_right(self._starts, finding.start) - 1
         del self._starts[i], self._ends[i]
+        self.dropped.add(id(finding))
 
 
 def resolve(
@@ -839,7 +841,8 @@ class Scanner:
         found: list[Finding],
     ) -> bool:
         """Rule `i`'s match: a finding if it is not glued where its rule forbids, collides with no
-        finding kept before it, and passes its check."""
+        finding kept before it (or, for a rule that widens, only with findings it replaces), and
+        passes its check."""
         rule = self.rules[i]
         s0 = spans[0][0]
         if rule.boundary is not None and s0 > 0 and _glued_bytes(data, s0, rule.boundary):
@@ -852,24 +855,31 @@ class Scanner:
         start, end = offsets.char(start), offsets.char(end)
         if start >= end:
             return False
-        held: list[Finding | None] = []
-        if kept.collides(start, end):
-            wider = rule.widens and "://" not in text[start:end]  # (a URL's own rules read inside it)
-            held = [kept.owner.get(span) for span in (kept.within(start, end) if wider else None) or ()]
-            if not held or None in held or any(self.keeps(f) for f in held if f is not None):
-                return False  # (a `taken` marker or public material inside: nothing to widen over)
+        held = self._held(rule, text, start, end, kept)
+        if held is None:
+            return False
         verdict = passes(rule.check, Candidate(text, start, end), keep=rule.keep)
         if not verdict:
             return False
         for finding in held:
-            if finding is not None:
-                kept.remove(finding.start, finding.end)
-                kept.dropped.add(id(finding))
+            kept.drop(finding)
         finding = Finding(start, end, verdict if isinstance(verdict, str) else rule.kind, i + 1)
         kept.add(start, end)
         kept.owner[(start, end)] = finding
         found.append(finding)
         return True
+
+    def _held(self, rule: Rule, text: str, start: int, end: int, kept: _Kept) -> list[Finding] | None:
+        """The findings a match would replace: none when it collides with nothing; when its rule
+        widens, the shorter ones it wholly holds (never a `taken` marker, public material, or a
+        piece of a URL, whose own rules read inside it); else None: the match is dropped."""
+        if not kept.collides(start, end):
+            return []
+        spans = kept.within(start, end) if rule.widens and "://" not in text[start:end] else None
+        held = [kept.owner.get(span) for span in spans or ()]
+        if not held or any(f is None or self.keeps(f) for f in held):
+            return None
+        return [f for f in held if f is not None]
 
     def _registered_in_block(
         self,
