@@ -2781,7 +2781,12 @@ _KEY_ID_WORDS = frozenset({"signed", "gpg", "pgp", "fingerprint", "verify", "key
 
 
 # The rest of a value's line saying it is a digest (`<hex> matches SHA256SUMS`, `<hex>  (sha256)`).
-_DIGEST_AFTER = re.compile(r"(?i)[^\n\x00]{0,40}?\b(?:sha-?(?:1|256|384|512)(?:sums?)?|checksums?|digest)\b")
+# A name for a digest or an id, whole: `SHA-256`, `sha256sum`, `Checksum`, `MD5`, `hash`, `fingerprint`.
+_DIGEST_NAMES = (
+    r"sha-?(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?|checksum|digest|hash(?:ed)?|blake2b?|crc32"
+    r"|fingerprint|uuid|guid"
+)
+_DIGEST_AFTER = re.compile(rf"(?i)[^\n\x00]{{0,40}}?\b(?:{_DIGEST_NAMES})s?\b")
 
 
 def _pasted(c: Candidate) -> bool:
@@ -3074,11 +3079,7 @@ _NAME_COLUMNS = frozenset(
 _VALUE_COLUMNS = frozenset({"value", "val", "secret", "setting_value"})
 
 
-# A name for a digest or an id, whole: `SHA-256`, `sha256sum`, `Checksum`, `MD5`, `hash`, `fingerprint`.
-_DIGEST_WORD = re.compile(
-    r"(?i)(?:sha-?(?:1|224|256|384|512)(?:sum)?|md5(?:sum)?|checksum|digest|hash(?:ed)?|blake2b?|crc32"
-    r"|fingerprint|uuid|guid)"
-)
+_DIGEST_WORD = re.compile(rf"(?i)(?:{_DIGEST_NAMES})")
 
 
 def _table_cell(c: Candidate) -> bool:
@@ -3532,10 +3533,12 @@ _ASKS_FOR_SECRET = re.compile(r"(?:is|are|was)?[ \t]*[:?]?[ \t]*\Z")
 
 
 # What the note before a value says of where the value is (`… is in the next note`, `below`).
-_POINTS_ON = re.compile(
-    r"(?i)[ \t]*(?:(?:is|are)[ \t]+)?"
-    r"(?:in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows|↓|⬇️?|👇)[ \t.:]*\Z"
+# Words that point at where the value is: below, in the next entry.
+_POINTER = (
+    r"in[ \t]+the[ \t]+next[ \t]+(?:note|message|entry)|below|as follows|follows|underneath"
+    r"|on[ \t]+the[ \t]+next[ \t]+line|↓|⬇️?|👇"
 )
+_POINTS_ON = re.compile(rf"(?i)[ \t]*(?:(?:is|are)[ \t]+)?(?:{_POINTER})[ \t.:]*\Z")
 # The rules file's words for password in other languages (its define FOREIGN_PASSWORD), for a note's label.
 _FOREIGN_PASSWORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_PASSWORD"])
 _FOREIGN_KEY_WORD = re.compile(_RULES_DOCUMENT["defines"]["FOREIGN_KEY"])
@@ -3776,10 +3779,7 @@ def _lone_value(c: Candidate) -> bool:
     return clause_names_secret(previous, weak=weak)
 
 
-_VALUE_BELOW = re.compile(
-    r"(?i)[ \t]*[,;(–—-]?[ \t]*(?:the[ \t]+)?value[ \t]+"
-    r"(?:below|follows|underneath|on[ \t]+the[ \t]+next[ \t]+line)\)?\Z"
-)
+_VALUE_BELOW = re.compile(rf"(?i)[ \t]*[,;(–—-]?[ \t]*(?:the[ \t]+)?value[ \t]+(?:{_POINTER})\)?\Z")
 _SPEAKER = re.compile(r"(?:\[[0-9:]{4,8}\][ \t]*)?(?:<[^<>\n]{1,30}>|[A-Za-z][A-Za-z0-9_.-]{0,30}:?)")
 
 
