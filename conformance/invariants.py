@@ -1,6 +1,6 @@
 """Invariants looked for in every answer the suite receives, from every route, whatever the scenario
-was about: no planted secret where the spec allows none (SR-1), and none of tenant A's data in an
-answer to tenant B (CTI-1).
+was about: no planted secret where the spec allows none (SR-1), and no tenant's data in an answer
+to the other tenant (CTI-1, both ways).
 
 Why everywhere: a scenario checks the surface it planted something on, for the thing it planted
 there, so a defect one surface or one tenant away goes unseen (a logged `memory.compacted` event
@@ -16,14 +16,18 @@ requirements below in every scenario test whose exchanges it saw:
                                      (a registered BYOK value, the distillation canary) in one that
                                      carries derived content (the compaction and distillation seams'
                                      answers, archives, workspace files)
-    cti1.no-cross-tenant-data        none of tenant A's data (the unique memoryRefs, entry and project
-                                     ids the suite wrote as A, and so every payload, listing, index
-                                     entry or content that carries them) in any answer to tenant B,
-                                     unless B itself sent it
+    cti1.no-cross-tenant-data        none of one tenant's data (the unique memoryRefs, entry and
+                                     project ids the suite wrote as that tenant, and so every payload,
+                                     listing, index entry or content that carries them) in any answer
+                                     to the other tenant, unless that tenant itself sent it: CTI-1
+                                     holds "regardless of the calling principal's permissions on T'",
+                                     so tenant A's key (often an operator's) is no exception
 
 Secrets are the suite's own (the SR-1 corpus, the canary) and any a scenario plants (`plant_secret`).
-Tenant A's data is harvested from what tenant A sent: the suite's unique names (unique_ref,
-unique_id), random enough that no host can produce them for B on its own.
+Each tenant's data is harvested from what that tenant sent: the suite's unique names (unique_ref,
+unique_id), random enough that no host can produce them for the other tenant on its own. A name the
+other tenant had already sent, or been answered with, is not taken (B asking for A's entry by id; A
+reading back the output id the host made for B).
 
 Looking is cheap: each secret is searched as a handful of literal needles (as written, lower case,
 percent-encoded, base64 and base64url at each alignment), and only a hit runs the full oracle
@@ -49,7 +53,8 @@ TENANT_ID = "cti1.no-cross-tenant-data"
 IMPLICIT = (SECRET_ID, TENANT_ID)
 CANARY = "sk-canary-rfc0062-do-not-leak-qrs456"  # RFC 0062's includeSecretCanary value
 FINDINGS_KEPT = 5  # per answer
-DATUM_LIMIT = 50_000  # tenant-A data remembered per process (the oldest go first)
+DATUM_LIMIT = 50_000  # names remembered per tenant and per process (the oldest go first)
+TENANTS = ("a", "b")
 
 # Routes that carry no memory content: any planted secret there is a leak.
 CONTENT_FREE = ("event-log", "discovery", "error-answer")
@@ -83,12 +88,16 @@ class Scan:
 
 @dataclass
 class _Plantings:
-    """What the suite planted in this process: secrets, and tenant A's data (and what B sent)."""
+    """What the suite planted in this process: secrets, and each tenant's data."""
 
     secrets: dict[str, str] = field(default_factory=dict)  # label -> value
     bound: set[str] = field(default_factory=set)  # labels every host must redact in derived content
-    tenant_a: dict[str, None] = field(default_factory=dict)  # ordered set, bounded
-    sent_by_b: set[str] = field(default_factory=set)
+    # Per tenant, ordered sets (bounded): the names it sent that the other did not know yet (its
+    # data), the names it sent, and every name it sent or was answered with (what it knows), the
+    # other tenant's data excepted (a leak teaches nothing).
+    data: dict[str, dict[str, None]] = field(default_factory=lambda: {t: {} for t in TENANTS})
+    sent: dict[str, dict[str, None]] = field(default_factory=lambda: {t: {} for t in TENANTS})
+    known: dict[str, dict[str, None]] = field(default_factory=lambda: {t: {} for t in TENANTS})
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -101,8 +110,9 @@ def reset() -> None:
     with _PLANTED.lock:
         _PLANTED.secrets.clear()
         _PLANTED.bound.clear()
-        _PLANTED.tenant_a.clear()
-        _PLANTED.sent_by_b.clear()
+        for names in (_PLANTED.data, _PLANTED.sent, _PLANTED.known):
+            for tenant in TENANTS:
+                names[tenant].clear()
     _corpus_planted.cache_clear()
 
 
@@ -143,25 +153,27 @@ def surface_of(method: str, path: str, status: int | None) -> str | None:
 def observe(
     tenant: str | None, method: str, path: str, status: int | None, text: str, sent: str
 ) -> Scan | None:
-    """Look for the invariants in one answer; remember tenant A's data and what B sent."""
+    """Look for the invariants in one answer; remember each tenant's data and what it knows."""
     _corpus_planted()
     surface = surface_of(method, path, status)
     if surface is None:
         return None
-    if tenant == "a":
-        _harvest(path, sent)
-    elif tenant == "b":
-        with _PLANTED.lock:
-            _PLANTED.sent_by_b.update(UNIQUE_NAME.findall(f"{path} {sent}"))
+    if tenant in TENANTS:
+        _harvest(tenant, path, sent)
+        _learn(tenant, text)
     looked: list[str] = []
     findings: list[Finding] = []
     secrets = _secrets_for(surface, path)
     if secrets:
         looked.append(SECRET_ID)
         findings += _secret_findings(text, secrets)
-    if tenant == "b":
-        looked.append(TENANT_ID)
-        findings += _tenant_findings(text)
+    if tenant in TENANTS:
+        # Every answer to B is evidence; an answer to A only when it holds B's data, so a clean
+        # host's verdicts do not depend on whether B had written anything before (test order).
+        leaks = _tenant_findings(tenant, text)
+        if tenant == "b" or leaks:
+            looked.append(TENANT_ID)
+            findings += leaks
     if not looked:
         return None
     return Scan(surface, tuple(looked), tuple(findings[:FINDINGS_KEPT]))
@@ -212,34 +224,66 @@ def _secret_findings(text: str, secrets: dict[str, str]) -> list[Finding]:
 # -- tenants ---------------------------------------------------------------------------------------
 
 
-def _harvest(path: str, sent: str) -> None:
-    """Tenant A's data: the unique names the suite made for it and sent (memoryRefs, entry and
-    project ids, and the content carrying them). Ids the host answered are not taken: a host may
-    number each tenant's outputs or events from 1, and B's own `evt-1` is no leak of A's."""
+def _other(tenant: str) -> str:
+    return "b" if tenant == "a" else "a"
+
+
+def _remember(names: dict[str, None], values: Iterable[str]) -> None:
+    for value in values:
+        names[value] = None
+    while len(names) > DATUM_LIMIT:
+        del names[next(iter(names))]
+
+
+def _harvest(tenant: str, path: str, sent: str) -> None:
+    """A tenant's data: the unique names the suite made for it and sent (memoryRefs, entry and
+    project ids, and the content carrying them), unless the other tenant knew them first. Ids the
+    host answered are not taken: a host may number each tenant's outputs or events from 1, and B's
+    own `evt-1` is no leak of A's."""
     found = UNIQUE_NAME.findall(f"{path} {sent}")
     with _PLANTED.lock:
-        for value in found:
-            _PLANTED.tenant_a[value] = None
-        while len(_PLANTED.tenant_a) > DATUM_LIMIT:
-            del _PLANTED.tenant_a[next(iter(_PLANTED.tenant_a))]
+        other = _PLANTED.known[_other(tenant)]
+        _remember(_PLANTED.data[tenant], (v for v in found if v not in other))
+        _remember(_PLANTED.sent[tenant], found)
+        _remember(_PLANTED.known[tenant], found)
+
+
+def _learn(tenant: str, text: str) -> None:
+    """The names an answer told `tenant` (the output id the host made for it), so that the other
+    tenant asking for one later does not make it the other's data."""
+    found = UNIQUE_NAME.findall(text)
+    if found:
+        with _PLANTED.lock:
+            theirs = _PLANTED.data[_other(tenant)]
+            _remember(_PLANTED.known[tenant], (v for v in found if v not in theirs))
 
 
 TOKEN = re.compile(r"[A-Za-z0-9._:~-]{8,}")
 
 
-def _tenant_findings(text: str) -> list[Finding]:
-    """Tenant A's data in an answer to B, except what B itself sent (a shared memoryRef name, an id
-    B asked about and the host repeated in its 404). Compared as tokens (identifier-like runs, and
-    the suite's unique names inside longer ones), so the cost is the answer's, not the data's."""
+def _tenant_findings(tenant: str, text: str) -> list[Finding]:
+    """The other tenant's data in an answer to `tenant`, except what `tenant` itself sent (a shared
+    memoryRef name, an id it asked about and the host repeated in its 404). Compared as tokens
+    (identifier-like runs, and the suite's unique names inside longer ones), so the cost is the
+    answer's, not the data's."""
+    owner = _other(tenant)
+    label = f"tenant {owner.upper()}"
     candidates = set(TOKEN.findall(text)) | set(UNIQUE_NAME.findall(text))
     with _PLANTED.lock:
-        hits = sorted(v for v in candidates if v in _PLANTED.tenant_a and v not in _PLANTED.sent_by_b)
+        theirs, sent = _PLANTED.data[owner], _PLANTED.sent[tenant]
+        hits = sorted(v for v in candidates if v in theirs and v not in sent)
     found = []
     for value in hits[:FINDINGS_KEPT]:
         at = text.find(value)
         start = max(0, at - 40)
-        excerpt = text[start:at] + "«tenant-A datum»" + text[at + len(value) : at + len(value) + 40]
-        found.append(Finding(TENANT_ID, f"tenant A's datum {value[:24]}…", " ".join(excerpt.split())))
+        excerpt = text[start:at] + f"«{label} datum»" + text[at + len(value) : at + len(value) + 40]
+        found.append(
+            Finding(
+                TENANT_ID,
+                f"{label}'s datum {value[:24]}… (to tenant {tenant.upper()})",
+                " ".join(excerpt.split()),
+            )
+        )
     return found
 
 
@@ -268,5 +312,5 @@ def grade(verdict: Any, log: Iterable[Any]) -> None:
 
 _NOTES = {
     SECRET_ID: "no planted secret in an answer that must not carry it",
-    TENANT_ID: "none of tenant A's data in an answer to tenant B",
+    TENANT_ID: "no tenant's data in an answer to the other tenant",
 }

@@ -13,6 +13,7 @@ from reference_host.compaction_policy import CompactionRecord
 from reference_host.database import write_transaction
 from reference_host.sr1 import SEPARATOR
 from reference_host.store import CompactionWrite, Entry, MemoryStore, append_event
+from reference_host.tables import memory_entries
 
 
 class PersistsPlaintext(CompactionRecord):
@@ -61,6 +62,25 @@ class OutputNotPersisted(CompactionRecord):
             append_event(conn, write.tenant, "memory.compacted", write.event_payload, to_wire(now))
 
 
+class ClaimsEveryTenant(CompactionRecord):
+    """The run's own write as before; then every other tenant's uncompacted entries of the same
+    memoryRef are marked compacted into its output too (an UPDATE missing its tenant filter). The
+    event, the output and the caller's listing are the clean host's."""
+
+    def write(self, store: MemoryStore, write: CompactionWrite, now: datetime) -> None:
+        super().write(store, write, now)
+        with write_transaction(store.engine) as conn:
+            conn.execute(
+                memory_entries.update()
+                .where(
+                    memory_entries.c.memory_ref == write.memory_ref,
+                    memory_entries.c.tenant_id != write.tenant,
+                    memory_entries.c.compacted_into_id.is_(None),
+                )
+                .values(compacted_into_id=write.output.entry_id)
+            )
+
+
 MUTANTS: tuple[Mutant, ...] = (
     mutant(
         "event-not-logged",
@@ -104,5 +124,12 @@ MUTANTS: tuple[Mutant, ...] = (
             "rfc0012.D.registered-secret-redacted": "FAIL",
             "rfc0012.D.split-secret": "FAIL",
         }
+    ),
+    mutant(
+        "compaction-claims-other-tenants",
+        "rfc0012.E.tenant-compaction-isolated",
+        "FAIL",
+        "a compaction marks every other tenant's entries of the memoryRef compacted into its output",
+        replacing(compaction_record=ClaimsEveryTenant),
     ),
 )

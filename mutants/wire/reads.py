@@ -84,6 +84,27 @@ class EventsOfTheFirstTenant(ReadRoute):
         return self.store.list_events(self.first, **options)
 
 
+class FirstTenantReadsEveryone(EveryTenantReadable):
+    """Only the first configured tenant's reads span every tenant (an operator's key treated as
+    above CTI-1); every other tenant's reads stay its own."""
+
+    def _everyone(self, caller: str) -> list[str]:
+        return super()._everyone(caller) if caller == self.tenants[0] else [caller]
+
+
+class FirstTenantSeesEveryLog(ReadRoute):
+    """The first configured tenant's event-log reads hold every tenant's events."""
+
+    def __init__(self, store: Any, tenants: Sequence[str]) -> None:
+        super().__init__(store)
+        self.tenants = tenants
+
+    def list_events(self, tenant: str, **options: Any) -> list[dict[str, object]]:
+        if tenant != self.tenants[0]:
+            return self.store.list_events(tenant, **options)
+        return [e for anyone in self.tenants for e in self.store.list_events(anyone, **options)]
+
+
 def reading_through(wrap: Callable[[Assembly, Any], Any]) -> Callable[[Assembly], Assembly]:
     """Wrap the store every route uses (around whatever wrapper is already there)."""
 
@@ -120,4 +141,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "reads ignore the caller's tenant",
         reading_through(lambda host, store: EveryTenantReadable(store, _tenants(host))),
     ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's entries answered to B
+    mutant(
+        "tenant-a-reads-every-tenant",
+        "rfc0012.E.tenant-read-isolated",
+        "FAIL",
+        "the first tenant's key lists and reads every tenant's entries and events (B's stay B's)",
+        reading_through(
+            lambda host, store: FirstTenantSeesEveryLog(
+                FirstTenantReadsEveryone(store, _tenants(host)), _tenants(host)
+            )
+        ),
+    ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # B's entries and events answered to A
 )

@@ -1,7 +1,13 @@
 """RFC 0012 §E / RFC 0004 §F: compaction and reads never cross tenants (needs --tenant-b-token).
 
-B's refusal to read one of A's entries counts only for an entry A itself can read: a 404 for an
-entry nobody can read (a host that replaces sources on compaction) shows nothing about isolation.
+Both ways: CTI-1 holds "regardless of the calling principal's permissions on T'", so tenant A's key
+(often an operator's) reading B's entries is the same leak as B reading A's. A refusal to read the
+other tenant's entry counts only for an entry its owner can read: a 404 for an entry nobody can read
+(a host that replaces sources on compaction) shows nothing about isolation.
+
+B's compaction must not write into A's entries either (an UPDATE missing its tenant filter). Reads
+may not show that (a host may keep compacted entries readable), so A compacts its own two fresh
+entries afterwards: having compacted two of its entries before, it must be able to again.
 """
 
 from dataclasses import dataclass, field
@@ -12,7 +18,7 @@ from conformance.client import Reply
 from conformance.context import Driver
 from conformance.observed import drive_once
 from conformance.profiles.compaction.checks import Compaction
-from conformance.profiles.compaction.seams import CompactionSeams, entry
+from conformance.profiles.compaction.seams import COMPACT, CompactionSeams, entry
 from conformance.surfaces import ABSENT
 
 READ = "rfc0012.E.tenant-read-isolated"
@@ -29,7 +35,13 @@ class Seen:
     b_listing: Reply | None = None
     b_reads: list[tuple[str, Reply]] = field(default_factory=list)  # B's GET of each visible entry
     b_ids: list[str] = field(default_factory=list)
+    b_text: str = ""
     result_b: Compaction | None = None
+    b_visible: list[str] | None = None  # B's entries B itself can read back
+    a_listing: Reply | None = None  # A's list of the shared ref once B wrote there
+    a_reads: list[tuple[str, Reply]] = field(default_factory=list)  # A's GET of each of B's entries
+    a_fresh: list[str] = field(default_factory=list)  # two entries A seeds before B compacts
+    again_a: Reply | None = None  # A's compaction after B's
 
 
 def _reads(
@@ -47,6 +59,17 @@ def _reads(
         seen.b_reads.append((target, seams_b.read_entry(ref, target)))
 
 
+def _reads_of_b(seams_a: CompactionSeams, seams_b: CompactionSeams, ref: str, seen: Seen) -> None:
+    """A lists and GETs the shared memoryRef, for the entries B itself can read."""
+    targets = [*seen.b_ids, seen.result_b.output_id if seen.result_b else None]
+    seen.b_visible = [t for t in targets if t and seams_b.read_entry(ref, t).status == 200]
+    if not seen.b_visible:
+        return
+    seen.a_listing = seams_a.list_entries(ref)
+    for target in seen.b_visible:
+        seen.a_reads.append((target, seams_a.read_entry(ref, target)))
+
+
 def _drive(host: Driver, seen: Seen) -> None:
     seams_a, _ = host.compaction()
     seams_b = CompactionSeams(host.tenant_b())
@@ -56,12 +79,16 @@ def _drive(host: Driver, seen: Seen) -> None:
     seams_a.seed(ref, [entry(a_ids[0], seen.a_text), entry(a_ids[1], "Tenant A second note.")])
     result_a = Compaction(seams_a.compact(ref))
     _reads(seams_a, seams_b, ref, [*a_ids, result_a.output_id], seen)
+    seen.a_fresh = [host.unique_id("tenant-a-3"), host.unique_id("tenant-a-4")]
+    seams_a.seed(ref, [entry(i, f"Tenant A later note {i}.") for i in seen.a_fresh])
     # Compaction: B seeds its own entries on the same ref; its compaction must not pull A's.
     seen.b_ids = [host.unique_id("tenant-b-1"), host.unique_id("tenant-b-2")]
-    seams_b.seed(
-        ref, [entry(seen.b_ids[0], "Tenant B note one."), entry(seen.b_ids[1], "Tenant B note two.")]
-    )
+    seen.b_text = f"TENANT-B-PRIVATE {seen.b_ids[0]}"
+    seams_b.seed(ref, [entry(seen.b_ids[0], seen.b_text), entry(seen.b_ids[1], "Tenant B note two.")])
     seen.result_b = Compaction(seams_b.compact(ref))
+    if seen.a_list_status not in ABSENT:
+        _reads_of_b(seams_a, seams_b, ref, seen)
+    seen.again_a = seams_a.client.json("POST", COMPACT, json_body={"memoryRef": ref})
 
 
 observed = drive_once(_drive, Seen)
@@ -100,6 +127,34 @@ def test_tenant_read_isolated(ctx, observed):
                 surface="read-route",
                 note=f"B cannot GET A's entry {target}",
             )
+        _check_a_reads_of_b(ctx, seen)
+
+
+def _check_a_reads_of_b(ctx, seen: Seen) -> None:
+    """The other way: A's key reads none of B's entries (counted for those B itself can read)."""
+    if seen.a_listing is None:
+        return
+    listing = seen.a_listing
+    shown = (
+        [e.get("id") for e in (listing.body or {}).get("entries", []) if isinstance(e, dict)]
+        if listing.status == 200 and isinstance(listing.body, dict)
+        else []
+    )
+    ctx.check(
+        READ,
+        listing.status in (200, 403, 404) and not set(shown) & set(seen.b_visible or ()),
+        listing.summary(),
+        surface="read-route",
+        note="A's list of the shared memoryRef holds none of B's entries",
+    )
+    for target, reply in seen.a_reads:
+        ctx.check(
+            READ,
+            reply.status in (403, 404) and seen.b_text not in reply.text,
+            reply.summary(),
+            surface="read-route",
+            note=f"A cannot GET B's entry {target}",
+        )
 
 
 @pytest.mark.requirement(COMPACTION)
@@ -120,3 +175,25 @@ def test_tenant_compaction_isolated(ctx, observed):
             surface="seam-answer",
             note="B's compaction collapses only B's entries and carries none of A's text",
         )
+        _check_a_compacts_again(ctx, seen)
+
+
+def _check_a_compacts_again(ctx, seen: Seen) -> None:
+    """B's compaction left A's entries A's: A, which compacted two of its entries before, compacts its
+    two fresh ones after B's run. `nothing_to_compact` says B's run took them; any other refusal (a
+    cool-down, a conflict) says nothing either way."""
+    reply = seen.again_a
+    if reply is None:
+        return
+    took = "nothing_to_compact" in reply.text  # flat or nested, as hosts spell it
+    if reply.status != 200 and not took:
+        return
+    sources = Compaction(reply).source_ids
+    ctx.check(
+        COMPACTION,
+        reply.status == 200 and not set(sources or ()) & set(seen.b_ids),
+        {"request": "POST /v1/test/memory/compact (tenant A, after B's compaction)"}
+        | {"status": reply.status, "sourceIds": sources, "tenantAFreshIds": seen.a_fresh},
+        surface="seam-answer",
+        note="A's own entries are still A's to compact after B compacted the same memoryRef",
+    )

@@ -1,7 +1,14 @@
-"""RFC 0062 §C: CTI-1 holds for the archive and the index (needs --tenant-b-token)."""
+"""RFC 0062 §C: CTI-1 holds for the archive and the index (needs --tenant-b-token).
+
+Also for what fills the archive: a run without sources reads its memoryRef's snapshot (§B item 1),
+which is a `list` bound by CTI-1, so B distilling the memoryRef where A holds entries carries none of
+them. A's entries go in through the memory seed seam; a host without it leaves that part ungraded.
+"""
 
 import pytest
 
+from conformance.outcomes import Blocked
+from conformance.profiles.compaction.seams import CompactionSeams, entry
 from conformance.profiles.distillation.checks import distill_corpus
 from conformance.profiles.distillation.seams import DistillationSeams
 
@@ -52,4 +59,32 @@ def test_other_tenant_sees_neither_archive_nor_index_entry(ctx):
             {"tenantBIndexVersion": index_b.version, "namesTenantA": named},
             surface="workspace",
             note="B's MEMORY-INDEX.json names neither A's memoryRef nor A's archive",
+        )
+    _check_snapshot_read(ctx, seams_b, ref)  # last: B's own run of the memoryRef enters B's index
+
+
+def _check_snapshot_read(ctx, seams_b: DistillationSeams, ref: str) -> None:
+    """A seeds entries on its memoryRef; B distils that memoryRef without sources: neither B's answer
+    nor B's archive carries A's entries."""
+    marker = ctx.unique_id("tenant-a-snapshot")
+    try:
+        CompactionSeams(ctx.client).seed(ref, [entry(marker, f"TENANT-A-PRIVATE {marker}")])
+    except Blocked:
+        return  # no seed seam: nothing of A's is in the snapshot to leak
+    result = seams_b.distill(ref)
+    ctx.check(
+        RID,
+        marker not in result.reply.text,
+        result.reply.summary(),
+        surface="seam-answer",
+        note="B's distillation of A's memoryRef without sources carries none of A's entries",
+    )
+    if result.ok and result.checksum:
+        archive = seams_b.archive(result.checksum)
+        ctx.check(
+            RID,
+            marker not in archive.text,
+            archive.summary(),
+            surface="archive-route",
+            note="B's archive of A's memoryRef holds none of A's entries",
         )

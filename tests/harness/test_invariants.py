@@ -74,6 +74,47 @@ def test_tenant_as_data_in_an_answer_to_b_is_a_finding_unless_b_sent_it():
     assert not [f for f in own.findings if f.requirement == TENANT_ID]  # B named the ref itself
 
 
+def test_tenant_bs_data_in_an_answer_to_a_is_a_finding_too():
+    """CTI-1 holds whatever the caller's permissions: tenant A's key (often an operator's) reading
+    tenant B's entries is the same leak as the other way round."""
+    ref, entry_id = "mem_conformance_y_0123456789ab", "b-note-0123456789"
+    observe("a", "GET", "/v1/host/events", 200, json.dumps({"events": []}), "")
+    seed = json.dumps({"memoryRef": ref, "entries": [{"id": entry_id}]})
+    observe("b", "POST", "/v1/test/memory/seed", 201, "{}", seed)
+    leak = observe("a", "GET", f"/v1/memory/{ref}", 200, json.dumps({"entries": [{"id": entry_id}]}), "")
+    assert [f.requirement for f in leak.findings] == [TENANT_ID]
+    assert "tenant B" in leak.findings[0].what and entry_id not in leak.findings[0].excerpt
+
+
+def test_a_leak_does_not_teach_the_reader_the_name():
+    """Once B's datum reached A in one answer, it is still B's in the next (it must not become a name
+    A 'knows' and so stop counting)."""
+    entry_id = "b-secretnote-0123456789"
+    observe("b", "POST", "/v1/test/memory/seed", 201, "{}", json.dumps({"entries": [{"id": entry_id}]}))
+    for _ in range(2):
+        leak = observe("a", "GET", "/v1/host/events", 200, json.dumps({"events": [{"id": entry_id}]}), "")
+        assert [f.requirement for f in leak.findings] == [TENANT_ID]
+
+
+def test_an_answer_to_a_without_bs_data_is_no_evidence():
+    """A clean answer to A does not count: otherwise a clean host's verdict would depend on whether
+    B had written anything earlier in the process (test order)."""
+    observe(
+        "b", "POST", "/v1/test/memory/seed", 201, "{}", json.dumps({"entries": [{"id": "b-x-0123456789"}]})
+    )
+    assert observe("a", "GET", "/v1/memory/mem_conformance_w_0123456789ab", 200, "{}", "") is None
+
+
+def test_a_name_the_host_made_for_a_is_not_bs_data_when_b_asks_for_it():
+    """The output id the host answered A with is A's, not B's, though B is the first to send it (B
+    probing A's compaction output); A listing its own output later is no leak."""
+    output_id = "cmp-out-0123456789"
+    observe("a", "POST", "/v1/test/memory/compact", 200, json.dumps({"outputEntryId": output_id}), "{}")
+    observe("b", "GET", f"/v1/memory/mem_conformance_z_0123456789ab/{output_id}", 404, "{}", "")
+    own = observe("a", "GET", "/v1/memory/mem_conformance_z_0123456789ab", 200, json.dumps([output_id]), "")
+    assert own is None or not [f for f in own.findings if f.requirement == TENANT_ID]
+
+
 def test_ids_the_host_numbers_per_tenant_are_not_tenant_as_data():
     observe("a", "GET", "/v1/host/events", 200, json.dumps({"events": [{"eventId": "evt-00000001"}]}), "")
     scan = observe(
