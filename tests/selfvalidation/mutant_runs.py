@@ -121,9 +121,10 @@ class Host:
         self.running.stop()
 
 
-def start_host(names: Iterable[str], workdir: Path, **settings: object) -> Host:
-    """A reference host in a thread with the named mutants, on a fresh SQLite file under workdir
-    (`settings`: other HostConfig fields, e.g. `protocol_majors=(2,)` or `test_seams=False`)."""
+def start_host(names: Iterable[str], workdir: Path, variants: Iterable[str] = (), **settings: object) -> Host:
+    """A reference host in a thread with the named mutants (and shaped by the named conforming
+    variants), on a fresh SQLite file under workdir (`settings`: other HostConfig fields, e.g.
+    `protocol_majors=(2,)` or `test_seams=False`)."""
     token_a, token_b = secrets.token_urlsafe(18), secrets.token_urlsafe(18)
     database = Path(tempfile.mkdtemp(dir=workdir, prefix="host-")) / "host.db"
     config = HostConfig(
@@ -131,7 +132,7 @@ def start_host(names: Iterable[str], workdir: Path, **settings: object) -> Host:
         database_url=f"sqlite:///{database}",
         **{"test_seams": True, **settings},  # type: ignore[arg-type]
     )
-    running = start_mutants(list(names), config)
+    running = start_mutants(list(names), config, variants=variants)
     return Host(running.url, token_a, token_b, running)
 
 
