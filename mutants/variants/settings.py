@@ -35,6 +35,65 @@ def retention(
     return build
 
 
+# The rows a switch turned off makes UNSUPPORTED (their scenarios take the advertised config at its
+# word; p11.profile.config-effective checks that word against what a real run does).
+BRANCH_CLEANUP_ROWS = (
+    "p11.branch.deleted-archived",
+    "p11.branch.keeps-current",
+    "p11.branch.keeps-mainline",
+    "p11.branch.keeps-promoted",
+    "p11.branch.keeps-unlisted-mainline",
+    "p11.branch.merged-window",
+)
+COMPACTION_ROWS = (
+    "p11.compaction-report.groups",
+    "p11.compaction.active-only",
+    "p11.compaction.compacts-eligible-group",
+    "p11.compaction.lineage",
+    "p11.compaction.min-age",
+    "p11.compaction.min-group-size",
+    "p11.compaction.must-not-compact",
+    "p11.compaction.no-cross-branch",
+    "p11.compaction.no-cross-project",
+    "p11.compaction.no-partial-disclosure",
+    "p11.compaction.node-shape",
+    "p11.compaction.not-protected",
+    "p11.compaction.rfc0012-event",
+    "p11.compaction.same-kind",
+    "p11.compaction.same-parent",
+    "p11.compaction.sources-auto-archived",
+    "p11.compaction.sources-preserved",
+    "p11.compaction.sr1-carry-forward",
+    "p11.compaction.summary-holds-sources",
+)
+LIFECYCLE_ROWS = (
+    "p11.archive.fields",
+    "p11.archive.stale-window",
+    "p11.archive.superseded-retrieval",
+    "p11.archive.superseded-window",
+    "p11.dryrun.default",
+    "p11.dryrun.no-mutation",
+    "p11.dryrun.predicts-real",
+    "p11.dryrun.restore-default",
+    "p11.expiry.boundary",
+    "p11.expiry.fields",
+    "p11.lifecycle.window-precision",
+    "p11.no-physical-deletion",
+    "p11.protected.never-moved",
+    "p11.report.accounts-for-changes",
+    "p11.report.structure",
+    "p11.restore.previous-status",
+    "p11.restore.refuses-non-archived",
+    "p11.restore.unarchives",
+    "p11.state-machine.drawn-edges",
+    "p11.tenant-isolation",
+)
+
+
+def unsupported(*rows: tuple[str, ...]) -> dict[str, str]:
+    return {rid: "UNSUPPORTED" for group in rows for rid in group}
+
+
 VARIANTS: tuple[Variant, ...] = (
     Variant("token-budget-large", "maxTokenBudget 100000", configured(max_token_budget=100_000)),
     Variant(
@@ -90,5 +149,41 @@ VARIANTS: tuple[Variant, ...] = (
         retention(
             protected_memory_types=("constraint", "security_rule", "architecture", "decision", "policy")
         ),
+    ),
+    Variant(
+        "retention-any-parent",
+        "require_same_parent_scope false",
+        retention(compaction={"require_same_parent_scope": False}),
+        differs=unsupported(("p11.compaction.same-parent",)),
+    ),
+    Variant(
+        "retention-any-type",
+        "require_same_memory_type false",
+        retention(compaction={"require_same_memory_type": False}),
+        differs=unsupported(("p11.compaction.same-kind",)),
+    ),
+    Variant(
+        "retention-compaction-off",
+        "compaction.enabled false",
+        retention(compaction={"enabled": False}),
+        differs=unsupported(COMPACTION_ROWS),
+    ),
+    Variant(
+        "retention-branch-cleanup-off",
+        "branch_cleanup.enabled false",
+        retention(branch_cleanup={"enabled": False}),
+        differs=unsupported(BRANCH_CLEANUP_ROWS),
+    ),
+    Variant(
+        "retention-deleted-branches-kept",
+        "archive_deleted_branch_memories false",
+        retention(branch_cleanup={"archive_deleted_branch_memories": False}),
+        differs=unsupported(("p11.branch.deleted-archived",)),
+    ),
+    Variant(
+        "retention-off",
+        "memory_retention.enabled false",
+        retention(enabled=False),
+        differs=unsupported(BRANCH_CLEANUP_ROWS, COMPACTION_ROWS, LIFECYCLE_ROWS),
     ),
 )

@@ -105,6 +105,22 @@ def sunset_passed(document: Document, _config: HostConfig) -> None:
         block.update(tier="experimental", experimentalUntil="2020-01-31")
 
 
+def said_off(*path: str) -> Callable[[Document, HostConfig], None]:
+    """The advertised retention config turns the switch at `path` (under memory_retention) off; the
+    engine keeps its own config, with the switch on."""
+
+    def edit(document: Document, _config: HostConfig) -> None:
+        home = retention_home(document)
+        config = home[0][home[1]].get("config") if home is not None else None
+        switch = (config or {}).get("memory_retention")
+        for key in path[:-1]:
+            switch = switch.get(key) if isinstance(switch, dict) else None
+        if isinstance(switch, dict):
+            switch[path[-1]] = False
+
+    return edit
+
+
 COMPACTION = ("memory", "compaction")
 DISTILLATION = ("memory", "distillation")
 INJECTION_BUDGET = ("memory", "injectionBudget")
@@ -268,5 +284,19 @@ MUTANTS: tuple[Mutant, ...] = (
             "p11.seam.reachable": "UNSUPPORTED",
             "p11.seam.strict-seed-types": "UNSUPPORTED",
         }
+    ),
+    on_discovery(
+        "retention-said-off",
+        "p11.profile.config-effective",
+        "FAIL",
+        "the advertised config says memory_retention.enabled false; the engine runs as configured",
+        said_off("enabled"),
+    ),
+    on_discovery(
+        "retention-compaction-said-off",
+        "p11.profile.config-effective",
+        "FAIL",
+        "the advertised config says compaction.enabled false; the engine compacts as configured",
+        said_off("compaction", "enabled"),
     ),
 )

@@ -21,7 +21,7 @@ import pytest
 
 from conformance.context import Driver
 from conformance.observed import drive_each, per_requirement
-from conformance.profiles.retention.checks import Gated, RealRun, applies, batch, compaction_on
+from conformance.profiles.retention.checks import Gated, RealRun, apart, applies, batch, compaction_on
 from conformance.profiles.retention.seams import DAY, MS, NOW, memory, plain_kind, stamp
 
 if TYPE_CHECKING:
@@ -127,18 +127,12 @@ def _active_only(host: Driver, seams: RetentionSeams) -> Arrangement:
     size, min_age = seams.settings.group_limits()
     kind, old = plain_kind(seams.settings), min_age + DAY
     others = _other_statuses(seams, min_age)
-    control = batch(host, "control", size, kind=kind, parentId=host.unique_id("scope"), age=old)
+    control = batch(host, "control", size, **apart(host, seams.settings, kind), age=old)
     cases = [("one", control, f"positive control: {size} active memories compact")]
     for status, attributes in others.items():
-        scope = host.unique_id("scope")
-        active = batch(host, "act", size - 1, kind=kind, parentId=scope, age=old)
-        odd = memory(
-            host.unique_id(status[:10]),
-            kind=kind,
-            status=status,
-            parentId=scope,
-            **{"age": old, **attributes},
-        )
+        group = apart(host, seams.settings, kind)
+        active = batch(host, "act", size - 1, **group, age=old)
+        odd = memory(host.unique_id(status[:10]), status=status, **group, **{"age": old, **attributes})
         note = (
             f"{size - 1} active and 1 {status} memory of one scope (together min_related_memories="
             f"{size}): none compacted"
@@ -149,10 +143,11 @@ def _active_only(host: Driver, seams: RetentionSeams) -> Arrangement:
 
 def _min_age(host: Driver, seams: RetentionSeams) -> Arrangement:
     size, min_age = seams.settings.group_limits()
-    kind, scope = plain_kind(seams.settings), host.unique_id("scope")
-    at_edge = batch(host, "edge", size, kind=kind, parentId=host.unique_id("scope"), age=min_age)
-    older = batch(host, "older", size - 1, kind=kind, parentId=scope, age=min_age + DAY)
-    young = batch(host, "young", 1, kind=kind, parentId=scope, age=min_age - MS)
+    kind = plain_kind(seams.settings)
+    group = apart(host, seams.settings, kind)
+    at_edge = batch(host, "edge", size, **apart(host, seams.settings, kind), age=min_age)
+    older = batch(host, "older", size - 1, **group, age=min_age + DAY)
+    young = batch(host, "young", 1, **group, age=min_age - MS)
     return Arrangement(
         "age",
         [
@@ -175,8 +170,8 @@ def _min_age(host: Driver, seams: RetentionSeams) -> Arrangement:
 def _min_group_size(host: Driver, seams: RetentionSeams) -> Arrangement:
     size, min_age = seams.settings.group_limits()
     kind, old = plain_kind(seams.settings), min_age + DAY
-    exact = batch(host, "exact", size, kind=kind, parentId=host.unique_id("scope"), age=old)
-    short = batch(host, "short", size - 1, kind=kind, parentId=host.unique_id("scope"), age=old)
+    exact = batch(host, "exact", size, **apart(host, seams.settings, kind), age=old)
+    short = batch(host, "short", size - 1, **apart(host, seams.settings, kind), age=old)
     return Arrangement(
         "size",
         [

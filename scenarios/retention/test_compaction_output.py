@@ -23,6 +23,7 @@ from conformance.outcomes import Blocked
 from conformance.profiles.retention.checks import (
     COMPACTION_INPUTS,
     Gated,
+    apart,
     applies,
     compaction_on,
     ignored_ids,
@@ -62,7 +63,8 @@ class Seen(Gated):
 
 def _seed(host: Driver, seen: Seen, size: int, age: Any) -> None:
     """min_related_memories memories with distinct titles and summaries under one parent scope, and
-    one outsider of the same kind under another."""
+    one outsider of the same kind under another (of a kind of its own too, where the host's config
+    does not keep parent scopes apart)."""
     scope = host.unique_id("scope")
     for n in range(size):
         memory_id = host.unique_id(f"source{n}")
@@ -79,8 +81,7 @@ def _seed(host: Driver, seen: Seen, size: int, age: Any) -> None:
     outsider_id = host.unique_id("outsider")
     seen.outsider = memory(
         outsider_id,
-        kind=seen.kind,
-        parentId=host.unique_id("scope"),
+        **apart(host, seen.settings, seen.kind),
         age=age,
         title=f"Title {outsider_id}",
         summary=f"Summary of {outsider_id}: not in the group.",

@@ -17,6 +17,7 @@ from conformance.profiles.retention.checks import (
     COMPACTION_INPUTS,
     Gated,
     RealRun,
+    apart,
     applies,
     batch,
     check_one_node,
@@ -78,7 +79,7 @@ def _drive_projects(host: Driver, seen: Projects) -> None:
         min_age + DAY,
     )
     seen.here, seen.there = host.unique_ref("here"), host.unique_ref("there")
-    seen.control = batch(host, "control", size, kind=kind, parentId=host.unique_id("scope"), age=old)
+    seen.control = batch(host, "control", size, **apart(host, seams.settings, kind), age=old)
     seen.near = batch(host, "near", size - 1, kind=kind, parentId=shared_scope, age=old)
     seen.far = batch(host, "far", size - 1, kind=kind, parentId=shared_scope, age=old)
     seams.seed(seen.here, seen.control + seen.near)
@@ -189,28 +190,18 @@ def _drive_branches(host: Driver, seen: Branches) -> None:
     seen.size, min_age = seams.settings.group_limits()
     size, kind, old = seen.size, plain_kind(seams.settings), min_age + DAY
     local = {"branchScope": "current_branch"}
-    seen.control = batch(
-        host,
-        "control",
-        size,
-        kind=kind,
-        parentId=host.unique_id("scope"),
-        age=old,
-        branch="feature-a",
-        **local,
-    )
-    scope = host.unique_id("scope")
-    two = batch(host, "fa", size - 1, kind=kind, parentId=scope, age=old, branch="feature-a", **local)
-    seen.two_branches = two + batch(
-        host, "fb", size - 1, kind=kind, parentId=scope, age=old, branch="feature-b", **local
-    )
+    control = apart(host, seams.settings, kind)
+    seen.control = batch(host, "control", size, **control, age=old, branch="feature-a", **local)
+    group = apart(host, seams.settings, kind)
+    two = batch(host, "fa", size - 1, **group, age=old, branch="feature-a", **local)
+    seen.two_branches = two + batch(host, "fb", size - 1, **group, age=old, branch="feature-b", **local)
     # Mainline memories (branch null) beside branch-local ones of feature-a: across the mainline and a
     # branch. (A global-scoped memory that merely records feature-a as its branch is mainline/global
     # knowledge, and whether it may join the mainline's group the document does not say: not graded.)
-    scope = host.unique_id("scope")
-    main = batch(host, "main", size - 1, kind=kind, parentId=scope, age=old, branch=None)
+    group = apart(host, seams.settings, kind)
+    main = batch(host, "main", size - 1, **group, age=old, branch=None)
     seen.mainline_and_branch = main + batch(
-        host, "local", size - 1, kind=kind, parentId=scope, age=old, branch="feature-a", **local
+        host, "local", size - 1, **group, age=old, branch="feature-a", **local
     )
     # Every branch exists and none is merged, so no branch cleanup applies (where the host accepts the state).
     branches = None

@@ -14,7 +14,7 @@ import pytest
 from conformance.client import Reply
 from conformance.context import Driver, Scenario
 from conformance.observed import drive_once
-from conformance.profiles.retention.checks import Gated, applies, compaction_on
+from conformance.profiles.retention.checks import Gated, apart, applies, compaction_on
 from conformance.profiles.retention.seams import (
     DAY,
     MS,
@@ -213,25 +213,16 @@ class Report(Gated):
 def _seed_groups(host: Driver, seams: Any, seen: Report, project: str) -> None:
     settings = seams.settings
     seen.size, min_age = settings.group_limits()
-    size, kind, scope, other_scope = (
-        seen.size,
-        plain_kind(settings),
-        host.unique_id("scope"),
-        host.unique_id("scope"),
-    )
-    eligible = [
-        memory(host.unique_id(f"elig{n}"), kind=kind, parentId=scope, age=min_age + n * DAY)
-        for n in range(size)
-    ]
-    undersized = [
-        memory(host.unique_id(f"under{n}"), kind=kind, parentId=other_scope, age=min_age + DAY)
-        for n in range(size - 1)
-    ]
+    size, kind = seen.size, plain_kind(settings)
+    group, other = apart(host, settings, kind), apart(host, settings, kind)
+    eligible = [memory(host.unique_id(f"elig{n}"), **group, age=min_age + n * DAY) for n in range(size)]
+    undersized = [memory(host.unique_id(f"under{n}"), **other, age=min_age + DAY) for n in range(size - 1)]
     # Same parent scope as the eligible group, but no group may take them: too young, or protected.
     # (Which flags make a `note` must-not-compact is the host's mapping: test_compaction_eligibility.)
-    left_out = [memory(host.unique_id("young"), kind=kind, parentId=scope, age=min_age - MS)]
+    left_out = [memory(host.unique_id("young"), **group, age=min_age - MS)]
     if settings.protected():
-        left_out.append(memory(host.unique_id("protected"), kind=settings.protected()[0], parentId=scope))
+        protected = settings.protected()[0]
+        left_out.append(memory(host.unique_id("protected"), kind=protected, parentId=group["parentId"]))
     seams.seed(project, eligible + undersized + left_out)
     seen.eligible, seen.undersized = {m["id"] for m in eligible}, {m["id"] for m in undersized}
     seen.left_out = {m["id"] for m in left_out}

@@ -12,15 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from conformance.outcomes import Blocked
 from conformance.profiles.retention.seams import (
     DAY,
     NOW,
     Listing,
     RetentionSeams,
+    Settings,
     altered_fields,
     compactions,
     memory,
     moved,
+    plain_kind,
     settled,
     unstored,
     unstored_relations,
@@ -159,6 +162,21 @@ def check_left_alone(
 def batch(ctx: Driver, label: str, count: int, **attributes: Any) -> list[dict[str, Any]]:
     """`count` memories alike but for their (unique) ids `<label><n>-…`."""
     return [memory(ctx.unique_id(f"{label}{n}"), **attributes) for n in range(count)]
+
+
+def apart(ctx: Driver, settings: Settings, kind: str) -> dict[str, Any]:
+    """What makes memories of `kind` a compaction group of their own in a project: their own parent
+    scope, and where the advertised config does not keep parent scopes apart
+    (`require_same_parent_scope: false`), their own memory type too. Neither kept apart: BLOCKED."""
+    scope = ctx.unique_id("scope")
+    if settings.get("compaction", "require_same_parent_scope") is True:
+        return {"kind": kind, "parentId": scope}
+    if settings.get("compaction", "require_same_memory_type") is True:
+        return {"kind": plain_kind(settings, f"{kind}-{scope}"), "parentId": scope}
+    raise Blocked(
+        "the advertised config keeps no two groups of one project apart (require_same_parent_scope and "
+        "require_same_memory_type are both false)"
+    )
 
 
 def ids_of(items: list[dict[str, Any]]) -> set[str]:
