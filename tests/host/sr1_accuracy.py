@@ -76,6 +76,7 @@ CORPORA = {
         "sr1-blind-36",
         "sr1-blind-38",
         "sr1-blind-39",
+        "sr1-blind-41",
     )
 }
 CORPUS = CORPORA["sr1-corpus"]

@@ -238,6 +238,12 @@ KNOWN_BELOW = {
     ("sr1-blind-39", "secret:flask-express-session-secret"),
     ("sr1-blind-39", "secret:password-config"),
     ("sr1-blind-39", "secret:rails-master-key"),
+    # a key after a Japanese particle glued to its name (`API keyはこちら: <key>`: a name's words are
+    # ASCII); a value named after it (`I used <hex> as the Rails secret_key_base`); kept wrongly: a
+    # container image's tag whose repository is named `auth` (`auth:9.25.11-49bf164-alpine`)
+    ("sr1-blind-41", "secret:pagerduty-api-key"),
+    ("sr1-blind-41", "secret:rails-secret-key-base"),
+    ("sr1-blind-41", "clean:version-build-string"),
 }
 
 
@@ -290,6 +296,7 @@ SIZES = {
     "sr1-blind-36": (170, 40, 760, 338),
     "sr1-blind-38": (200, 35, 867, 323),
     "sr1-blind-39": (210, 40, 900, 360),
+    "sr1-blind-41": (200, 44, 867, 373),
 }
 
 
