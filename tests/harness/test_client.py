@@ -12,13 +12,14 @@ import pytest
 from conftest import Answer
 
 from conformance import exchanges, invariants
+from conformance.certify.canonical import jcs
 from conformance.client import HostClient
 from conformance.held_answers import HeldAnswers
 from conformance.majors.model import Route
 from conformance.outcomes import HostError, HostFailure, Outcome
 from conformance.route_deadlines import route_of
 from conformance.secrecy import Secret
-from conformance.strict_json import Budget, OverBudget, dumps_bounded, parse_strict_json
+from conformance.strict_json import Budget, OverBudget, dumps_bounded, json_integer, parse_strict_json
 
 MiB = 1024 * 1024
 TOKEN = "tok-client-test-5c1e0a9b-never-shown"
@@ -84,6 +85,44 @@ def test_strict_json_accepts_what_i_json_allows():
     }
     assert parse_strict_json(b"[" * 64 + b"]" * 64) is not None
     assert parse_strict_json(b'{"text": "' + b"[" * 1000 + b'"}') == {"text": "[" * 1000}
+
+
+@pytest.mark.parametrize(
+    ("literal", "value"),
+    [
+        ("10.0", 10),
+        ("1e1", 10),
+        ("1.0E2", 100),
+        ("-0.0", 0),
+        ("-3.00", -3),
+        ("9007199254740991.0", 2**53 - 1),
+    ],
+)
+def test_a_number_with_a_zero_fractional_part_is_an_integer(literal, value):
+    """JSON has one number type; JSON Schema's `integer` is any number with a zero fractional part."""
+    parsed = parse_strict_json(b'{"n": %s}' % literal.encode())["n"]
+    assert parsed == value and type(parsed) is int and json_integer(parsed) == value
+
+
+@pytest.mark.parametrize(
+    "literal", ["2.5", "-0.5", "1e-3", "1e20", "9007199254740992.0", "true", "false", '"10"', "null"]
+)
+def test_a_fraction_a_boolean_a_string_or_a_number_past_2_53_is_no_integer(literal):
+    assert json_integer(parse_strict_json(b'{"n": %s}' % literal.encode())["n"]) is None
+
+
+def test_an_integer_spelling_changes_no_canonical_form():
+    """The archive check recomputes RFC 8785 over the parsed value: `10.0` and `10` are one number."""
+    spelled = parse_strict_json(b'{"a": 10.0, "b": 1e20, "c": -0.0, "d": 2.5}')
+    assert jcs(spelled) == jcs(parse_strict_json(b'{"a": 10, "b": 1e20, "c": 0, "d": 2.5}'))
+    assert jcs(spelled) == b'{"a":10,"b":100000000000000000000,"c":0,"d":2.5}'
+
+
+def test_an_answer_keeps_its_bytes_while_its_integers_read_as_int(raw_host):
+    host = raw_host(lambda *_: Answer.raw(b'{"sourceCount": 10.0, "sequence": 5e0}'))
+    reply = _client(host).request("GET", "/thing")
+    assert reply.body == {"sourceCount": 10, "sequence": 5} and type(reply.body["sourceCount"]) is int
+    assert reply.text == '{"sourceCount": 10.0, "sequence": 5e0}'
 
 
 # -- the parse budget ------------------------------------------------------------------------------
