@@ -18,13 +18,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.client import HostClient
+from conformance.strict_json import json_integer
 from conformance.surfaces import read_events
 
 
 def sequence(event: dict[str, Any]) -> int | None:
     """An event's place in the log (docs/host-extensions.md §Event log), when it states one."""
     value = event.get("sequence")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return json_integer(value)
 
 
 def _with_payload(event: dict[str, Any]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import Any
 from conformance import invariants
 from conformance.client import HostClient, Reply, path_segment
 from conformance.outcomes import Blocked
+from conformance.strict_json import json_integer
 
 SECRETS = "/v1/test/secrets"
 EVENTS = "/v1/host/events"
@@ -71,7 +72,7 @@ def read_events(client: HostClient, event_type: str, after: int = 0) -> list[dic
         if len(page) < 1000:
             return found
         last = page[-1].get("sequence")
-        if not isinstance(last, int) or isinstance(last, bool) or last <= after or len(found) >= EVENTS_KEPT:
+        if json_integer(last) is None or last <= after or len(found) >= EVENTS_KEPT:
             # A page that does not move `after` forward would be asked for again and again; a log
             # longer than any run writes is not read to its end (bounded memory, whatever the host).
             raise Blocked(

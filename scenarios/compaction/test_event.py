@@ -24,6 +24,7 @@ from conformance.profiles.compaction.checks import (
     payload_views,
 )
 from conformance.profiles.compaction.seams import entry
+from conformance.strict_json import json_integer
 from conformance.surfaces import ReadBack, read_output
 
 EVENT_TYPE = "memory.compacted"
@@ -139,8 +140,7 @@ def test_sourcecount_exact(ctx, observed):
             count, listed = payload.get("sourceCount"), _listed(payload)
             ctx.check(
                 "rfc0012.B.sourceCount-exact",
-                isinstance(count, int)
-                and not isinstance(count, bool)
+                json_integer(count) is not None
                 and 1 <= count <= len(seen.seeded)
                 and (listed is None or count == len(set(map(str, listed)))),
                 {"liveSeeded": len(seen.seeded), "sourceCount": count, "sourceIds": listed},

@@ -24,6 +24,7 @@ from conformance.observed import drive_once
 from conformance.oracles.secrets import load_corpus
 from conformance.profiles.compaction.checks import LABELS, Compaction, output_texts
 from conformance.profiles.compaction.seams import CompactionSeams, entry
+from conformance.strict_json import json_integer
 from conformance.surfaces import ReadBack, read_output
 
 WITHIN = "rfc0012.limits.output-within-max"
@@ -88,11 +89,11 @@ def _multibyte_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any],
     wherever a host cuts, at least two of the runs put the cut inside a multi-byte character."""
     max_out, max_entry = seen.max_out, host.discovery.memory()[0].get("maxEntrySizeBytes")
     unit = "日本語テキスト🚀—"  # 7×3 + 4 + 3 = 28 bytes
-    per_entry = min(max_out, max_entry if isinstance(max_entry, int) else max_out) // 2
+    per_entry = min(max_out, max_entry if json_integer(max_entry) is not None else max_out) // 2
     body = (unit * (per_entry // len(unit.encode("utf-8")) + 1))[: per_entry // 4]
     count = min(200, 4 + (2 * max_out) // max(1, len(body.encode("utf-8"))))
     max_in = block.get("maxInputEntries")
-    compacted = min(count, max_in) if isinstance(max_in, int) and max_in > 0 else count
+    compacted = min(count, max_in) if json_integer(max_in) is not None and max_in > 0 else count
     if compacted * len(f"0: {body}".encode()) <= max_out:
         seen.unreachable = (
             f"cannot exceed maxOutputBytes {max_out} with {count} entries under maxEntrySizeBytes"
@@ -115,13 +116,13 @@ def _marker_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any], se
     max_in = block.get("maxInputEntries")
     key = next(s.value for s in load_corpus().secrets if s.kind == "aws-access-key")
     unit = f"{key} {FILLER}"
-    limit = min(max_out, max_entry) if isinstance(max_entry, int) and max_entry > 0 else max_out
+    limit = min(max_out, max_entry) if json_integer(max_entry) is not None and max_entry > 0 else max_out
     units_per_entry = max(1, (limit - 512) // (len(unit) + 1))  # room left for the shift pad
     body = " ".join([unit] * units_per_entry)
     # Each unit keeps its filler and at least a 12-byte marker: enough units to overflow twice over.
     least = units_per_entry * (MIN_MARKER + 2 + len(FILLER))
     count = min(200, 2 + (2 * max_out) // least)
-    compacted = min(count, max_in) if isinstance(max_in, int) and max_in > 1 else count
+    compacted = min(count, max_in) if json_integer(max_in) is not None and max_in > 1 else count
     if compacted * least <= max_out:
         return  # cannot overflow the cap with these sources; the multi-byte runs stand as evidence
 
@@ -145,7 +146,7 @@ def _drive(host: Driver, seen: Seen) -> None:
     if "maxOutputBytes" not in block:
         seen.unadvertised = True
         return
-    if not isinstance(max_out, int) or max_out < 1:
+    if json_integer(max_out) is None or max_out < 1:
         seen.unreachable = f"maxOutputBytes advertised as {max_out!r}: no ceiling a run can exceed"
         return
     seen.max_out = max_out
@@ -184,7 +185,7 @@ def _cap_engaged(run: Run, max_out: int) -> bool:
     reach the ceiling cannot show how the host caps. An unreadable count is taken at its word: all.
     """
     count = run.result.payload.get("sourceCount")
-    if not isinstance(count, int) or isinstance(count, bool) or count >= len(run.entries):
+    if json_integer(count) is None or count >= len(run.entries):
         return True
     smallest = sorted(len(e["content"].encode("utf-8")) for e in run.entries)[: max(count, 0)]
     return sum(smallest) > max_out

@@ -21,6 +21,7 @@ from conformance.inputs import Draws
 from conformance.observed import drive_once
 from conformance.profiles.compaction.checks import Compaction
 from conformance.profiles.compaction.seams import CompactionSeams, entry
+from conformance.strict_json import json_integer
 from conformance.surfaces import ReadBack, read_output
 
 EXPIRED_NOT_READABLE = "rfc0004.E.expired-not-readable"
@@ -224,7 +225,7 @@ def _left_out(seen: Scope) -> bool:
     return (
         seen.expired not in (listed or [])
         and seen.expired_marker not in (result.output_content or "")
-        and (listed is not None or (isinstance(count, int) and count <= len(seen.live)))
+        and (listed is not None or (json_integer(count) is not None and count <= len(seen.live)))
     )
 
 

@@ -16,6 +16,7 @@ from conformance.context import Driver, Scenario
 from conformance.observed import drive_each, per_requirement
 from conformance.profiles.compaction.checks import LABELS, Compaction, logged_event, payload_views
 from conformance.profiles.compaction.seams import entry
+from conformance.strict_json import json_integer
 
 OMITTED = "rfc0012.B.sourceIds-omitted-only-above-100"
 EXHAUSTIVE = "rfc0012.B.sourceIds-exhaustive"
@@ -34,7 +35,7 @@ def _compacting(n: int):
     def drive(host: Driver, seen: Seen) -> None:
         seams, block = host.compaction()
         cap = block.get("maxInputEntries")
-        if isinstance(cap, int) and cap < 101:
+        if json_integer(cap) is not None and cap < 101:
             seen.unreachable = f"maxInputEntries {cap} < 101: the boundary is not reachable"
             return
         ref = host.unique_ref(f"n{n}")
@@ -79,7 +80,8 @@ def test_sourceids_omitted_only_above_100(ctx, observed, n):
             count = payload.get("sourceCount")
             ctx.check(
                 OMITTED,
-                _listed(payload) is not None or (isinstance(count, int) and 100 < count <= len(seen.ids)),
+                _listed(payload) is not None
+                or (json_integer(count) is not None and 100 < count <= len(seen.ids)),
                 {
                     "seeded": len(seen.ids),
                     "sourceCount": count,

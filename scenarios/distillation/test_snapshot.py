@@ -23,6 +23,7 @@ from conformance.context import Driver
 from conformance.observed import drive_once
 from conformance.outcomes import Blocked, Unsupported
 from conformance.profiles.distillation.seams import Distillation
+from conformance.strict_json import json_integer
 
 SNAPSHOT = "rfc0062.B1.snapshot-excludes-expired"
 LIFETIME = timedelta(milliseconds=1500)  # from the host's clock to the expiresAt it is given
@@ -109,7 +110,7 @@ def test_snapshot_excludes_expired(ctx, observed):
             SNAPSHOT,
             seen.expired.entry_id not in sources
             if listed
-            else isinstance(count, int) and count <= len(seen.live),
+            else json_integer(count) is not None and count <= len(seen.live),
             {**seen.about(), "sourceIds": sources, "sourceCount": count},
             surface="seam-answer",
             note="the expired entry is not among the run's sources (nor counted)",

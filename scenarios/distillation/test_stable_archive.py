@@ -17,6 +17,7 @@ from conformance.context import Driver
 from conformance.observed import drive_once
 from conformance.profiles.distillation.checks import distill_corpus
 from conformance.profiles.distillation.seams import Distillation
+from conformance.strict_json import json_integer
 
 CHECKSUM_RE = re.compile(r"^[0-9a-f]{64}$")
 PREIMAGE = "sha256-rfc8785"
@@ -38,7 +39,7 @@ class Seen:
 def _drive(host: Driver, seen: Seen) -> None:
     seams, block = host.distillation()
     sources, extra = distill_corpus()
-    budget = block.get("maxTokenBudget") if isinstance(block.get("maxTokenBudget"), int) else None
+    budget = json_integer(block.get("maxTokenBudget"))
     ref = host.unique_ref()
     seen.first = seams.run(ref, sources=sources, token_budget=budget)
     seen.second = seams.run(ref, sources=sources, token_budget=budget)

@@ -16,6 +16,7 @@ from conformance.context import Driver, Scenario
 from conformance.observed import drive_once
 from conformance.profiles.distillation.checks import distill_corpus
 from conformance.profiles.distillation.seams import Distillation, DistillationSeams
+from conformance.strict_json import json_integer
 from conformance.surfaces import MemorySurfaces, read_output
 
 BUDGET_ERROR = "token_budget_exceeded"
@@ -31,7 +32,7 @@ SUFFICIENT = "rfc0062.B2.budget-sufficient-succeeds"
 
 def _used(result: Distillation) -> int | None:
     value = result.distillation.get("tokensUsed")
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return json_integer(value)
 
 
 @dataclass
@@ -103,7 +104,7 @@ def _drive(host: Driver, seen: Seen) -> None:
     seams, block = host.distillation()
     seen.gated, seen.tokenizer = True, block.get("tokenizerName")
     maximum = block.get("maxTokenBudget")
-    seen.maximum = maximum if isinstance(maximum, int) and maximum >= 1 else None
+    seen.maximum = maximum if json_integer(maximum) is not None and maximum >= 1 else None
     seen.sources, _ = distill_corpus()
     seen.default = seams.run(host.unique_ref("default"), sources=seen.sources)
     _sized_runs(host, seams, seen)
@@ -167,7 +168,7 @@ def _check_within(ctx: Scenario, result: Distillation, label: str) -> None:
     used, budget = _used(result), result.distillation.get("tokenBudget")
     ctx.check(
         WITHIN,
-        used is not None and isinstance(budget, int) and 0 <= used <= budget,
+        used is not None and json_integer(budget) is not None and 0 <= used <= budget,
         {"tokensUsed": used, "tokenBudget": budget},
         surface="seam-answer",
         note=f"{label}: 0 ≤ tokensUsed ≤ tokenBudget",
@@ -258,7 +259,9 @@ def test_budget_error_details(ctx, observed):
             minimum = details.get("minimumRequired")
             ctx.check(
                 DETAILS,
-                details.get("budget") == budget and isinstance(minimum, int) and minimum > budget,
+                json_integer(details.get("budget")) == budget
+                and json_integer(minimum) is not None
+                and minimum > budget,
                 {"details": details or None, "sent": budget},
                 surface="error-answer",
                 note=f"{label}: details.budget = {budget} and details.minimumRequired > budget",

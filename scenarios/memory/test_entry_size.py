@@ -18,6 +18,7 @@ from conformance.client import Reply
 from conformance.context import Driver
 from conformance.observed import drive_once
 from conformance.outcomes import Blocked, Unsupported
+from conformance.strict_json import json_integer
 
 SIZE = "rfc0004.B.entry-size-refused"
 MAX_SENT = 4 * 1024 * 1024
@@ -44,13 +45,13 @@ class Seen:
 def _bound(host: Driver) -> int:
     memory = memory_family(host.discovery)
     bound = memory.get("maxEntrySizeBytes")
-    if not isinstance(bound, int) or isinstance(bound, bool) or bound < 1:
+    if json_integer(bound) is None or bound < 1:
         raise Unsupported("memory.maxEntrySizeBytes is not advertised")
     if bound > MAX_SENT:
         raise Blocked(f"maxEntrySizeBytes {bound} is more than the suite sends ({MAX_SENT} bytes)")
     limits = host.discovery.document.get("limits")
     body_limit = limits.get("maxRequestBodyBytes") if isinstance(limits, dict) else None
-    if isinstance(body_limit, int) and body_limit < bound + BODY_MARGIN:
+    if json_integer(body_limit) is not None and body_limit < bound + BODY_MARGIN:
         raise Blocked(
             f"limits.maxRequestBodyBytes {body_limit} refuses a body holding maxEntrySizeBytes {bound} first"
         )

@@ -42,6 +42,7 @@ from conformance.profiles.retention.seams import (
     settled,
     stamp,
 )
+from conformance.strict_json import json_integer
 
 INCLUDES, EXCLUDES, STALE, OUTWEIGHS, COUNTERS = (
     "p11.retrieval.includes",
@@ -310,8 +311,8 @@ def _check_counters(ctx, before, after, returned, carried, moment, *, when):
     def bumped(i):
         return (
             parse_stamp(new[i]["lastRetrievedAt"]) == moment
-            and isinstance(old[i]["retrievalCount"], int)
-            and new[i]["retrievalCount"] == old[i]["retrievalCount"] + 1
+            and json_integer(old[i]["retrievalCount"]) is not None
+            and json_integer(new[i]["retrievalCount"]) == old[i]["retrievalCount"] + 1
         )
 
     wrong = {i: {"before": old[i], "after": new[i]} for i in sorted(returned) if not bumped(i)}

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from conformance.profiles.distillation.seams import loads
+from conformance.strict_json import json_integer
 
 
 def find_index_entry(content: Any, checksum: str | None, memory_ref: str) -> dict[str, Any] | None:
@@ -42,7 +43,7 @@ def entry_count(entry: dict[str, Any] | None) -> int | None:
     """The source count an index entry states (entryCount or sourceCount), when it states one."""
     for key in COUNT_KEYS:
         value = (entry or {}).get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if json_integer(value) is not None:
             return value
     return None
 

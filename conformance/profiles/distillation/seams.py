@@ -10,7 +10,7 @@ from typing import Any
 
 from conformance.client import HostClient, Reply, path_segment
 from conformance.outcomes import Blocked
-from conformance.strict_json import parse_strict_json
+from conformance.strict_json import json_integer, parse_strict_json
 from conformance.surfaces import ABSENT, read_events
 
 DISTILL = "/v1/host/sample/memory/distill"
@@ -79,7 +79,7 @@ class IndexFile:
     def version(self) -> int:
         """The workspace file's own version (0 when absent or not an integer)."""
         value = (self.file or {}).get("version")
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        return json_integer(value) or 0
 
     @property
     def text(self) -> str | None:

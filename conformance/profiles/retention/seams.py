@@ -16,6 +16,7 @@ from typing import Any
 from conformance.client import HostClient, Reply, json_problem, path_segment
 from conformance.majors.v1 import RETENTION_KEY
 from conformance.outcomes import Blocked, HostError
+from conformance.strict_json import json_integer
 from conformance.surfaces import ABSENT, brief
 
 DISCOVERY_KEY = RETENTION_KEY  # the v1 root key; under v2, extensions["memory-conformance.retention"]
@@ -124,7 +125,7 @@ class Settings:
 
     def days(self, *path: str) -> int:
         value = self.get(*path)
-        if isinstance(value, bool) or not isinstance(value, int):
+        if json_integer(value) is None:
             raise Blocked(f"the advertised retention config's {'.'.join(path)} is not an integer")
         return value
 
