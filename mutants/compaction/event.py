@@ -46,6 +46,20 @@ class SourceCountPlusOne(_Edited):
         payload["sourceCount"] = len(source_ids) + 1
 
 
+class SourceCountFractional(_Edited):
+    """A number, but not an integer: JSON's one number type does not make 10.5 a count."""
+
+    def edit(self, payload: dict[str, object], source_ids: Sequence[str], content: str) -> None:
+        payload["sourceCount"] = len(source_ids) + 0.5
+
+
+class SourceCountPlusOneAsFloat(_Edited):
+    """One too high, written `n.0`: the spelling is allowed, the value is still wrong."""
+
+    def edit(self, payload: dict[str, object], source_ids: Sequence[str], content: str) -> None:
+        payload["sourceCount"] = float(len(source_ids) + 1)
+
+
 class LastSourceIdDropped(_Edited):
     def edit(self, payload: dict[str, object], source_ids: Sequence[str], content: str) -> None:
         if "sourceIds" in payload:
@@ -120,6 +134,32 @@ MUTANTS: tuple[Mutant, ...] = (
         "rfc0012.B.sourceCount-exact",
         "sourceCount one too high",
         SourceCountPlusOne,
+    ).also(
+        {
+            "rfc0012.B.sourceIds-exhaustive": "FAIL",
+            "rfc0012.B.sourceIds-omitted-only-above-100": "FAIL",
+            "rfc0012.B.sourceIds-unique": "FAIL",
+        }
+    ),
+    _event(
+        "sourcecount-fractional",
+        "rfc0012.B.sourceCount-exact",
+        "sourceCount one half too high (10.5)",
+        SourceCountFractional,
+    ).also(
+        {
+            "rfc0012.B.event-schema": "FAIL",
+            "rfc0012.B.sourceIds-exhaustive": "FAIL",
+            "rfc0012.B.sourceIds-omitted-only-above-100": "FAIL",
+            "rfc0012.B.sourceIds-unique": "FAIL",
+            "rfc0012.E.tenant-compaction-isolated": "FAIL",
+        }
+    ),
+    _event(
+        "sourcecount-off-by-one-float",
+        "rfc0012.B.sourceCount-exact",
+        "sourceCount one too high, written n.0",
+        SourceCountPlusOneAsFloat,
     ).also(
         {
             "rfc0012.B.sourceIds-exhaustive": "FAIL",
