@@ -136,13 +136,14 @@ class MemoryRoutes(MemorySurfaces):
         return done
 
     def read(self, memory_ref: str, **options: Any) -> Reply:
-        """A listing with MemoryListOptions as query parameters (limit, tokenBudget, rank, query)."""
+        """One answer with MemoryListOptions as query parameters (limit, tokenBudget, rank, query): a
+        budgeted read, which RFC 0113 makes one prefix, or a first page (`list_entries` reads them all)."""
         params = {key: value for key, value in options.items() if value is not None}
         return self.client.request("GET", f"{MEMORY}/{path_segment(memory_ref)}", params=params or None)
 
-    def listing(self, memory_ref: str) -> list[dict[str, Any]]:
-        """The plain read (one page of up to 500 entries), which the scenario needs answered."""
-        found = entries(self.read(memory_ref, limit=500))
+    def listing(self, memory_ref: str, **filters: Any) -> list[dict[str, Any]]:
+        """The plain read, every page (pages of up to 500 entries), which the scenario needs answered."""
+        found = entries(self.list_entries(memory_ref, **filters))
         if found is None:
             raise Blocked(f"no read route: GET {MEMORY}/{{memoryRef}} answered no listing")
         return found

@@ -14,6 +14,7 @@ from typing import Any
 from conformance import invariants
 from conformance.client import HostClient, Reply, path_segment
 from conformance.outcomes import Blocked
+from conformance.paging import read_listing
 from conformance.strict_json import json_integer
 
 SECRETS = "/v1/test/secrets"
@@ -37,11 +38,11 @@ class MemorySurfaces:
     def read_entry(self, memory_ref: str, entry_id: str) -> Reply:
         return self.client.request("GET", f"/v1/memory/{path_segment(memory_ref)}/{path_segment(entry_id)}")
 
-    def list_entries(self, memory_ref: str, *, limit: int = 500, tag: str | None = None) -> Reply:
-        params: dict[str, Any] = {"limit": limit}
-        if tag is not None:
-            params["tag"] = tag
-        return self.client.request("GET", f"/v1/memory/{path_segment(memory_ref)}", params=params)
+    def list_entries(self, memory_ref: str, *, limit: int = 500, **filters: Any) -> Reply:
+        """The whole listing of a memoryRef, every page (conformance/paging.py), `filters` (tag, rank)
+        sent with each; the first answer as it came when it is no listing."""
+        params = {"limit": limit} | {key: value for key, value in filters.items() if value is not None}
+        return read_listing(self.client, f"/v1/memory/{path_segment(memory_ref)}", ("entries",), params)
 
     def events(self, event_type: str) -> list[dict[str, Any]] | None:
         return read_events(self.client, event_type)

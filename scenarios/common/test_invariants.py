@@ -102,7 +102,7 @@ def _read_everything(client: HostClient, seen: Seen, profiles) -> None:
     if seen.project and profiles.retention is not None:
         retention = RetentionSeams(client, profiles.retention.block)
         project = f"{retention.base}/projects/{path_segment(seen.project)}"
-        client.request("GET", f"{project}/memories")
+        retention.listing_reply(seen.project)  # every page
         for memory_id in seen.memory_ids[:1]:
             client.request("GET", f"{project}/memories/{path_segment(memory_id)}")
             retention.restore(seen.project, memory_id, dry_run=True)

@@ -71,14 +71,31 @@ def _short(host: Driver, draws: Any, label: str) -> str:
     return draws.text(f"Short note {host.unique_id(label)}:", (3, 12))
 
 
+def _oversized(host: Driver, draws: Any) -> str:
+    """A note many times any budget the scenario sets, within the advertised maxEntrySizeBytes: the
+    note only has to be over the budget, and a bound smaller than the drawn note is the host's to
+    advertise (capabilities.schema.json: an integer, minimum 1); a put over it is rightly refused."""
+    text = draws.text("Oversized note:", (700, 800))
+    cap = host.discovery.memory()[0].get("maxEntrySizeBytes")
+    if isinstance(cap, bool) or not isinstance(cap, int) or len(text.encode("utf-8")) <= cap:
+        return text
+    return fitted(text, cap)
+
+
+def fitted(text: str, cap: int) -> str:
+    """The longest run of `text`'s whole words whose UTF-8 encoding holds at most `cap` bytes."""
+    cut = text.encode("utf-8")[: max(cap, 0)].decode("utf-8", "ignore")
+    if len(cut) < len(text) and text[len(cut)] != " ":
+        cut = cut.rsplit(" ", 1)[0] if " " in cut else ""
+    return cut.rstrip()
+
+
 def _plant_m1(host: Driver, routes: MemoryRoutes, draws: Any, seen: Seen) -> Scope:
     scope = Scope(host.unique_ref("budget-mid"))
     anchor = f"Anchor note: the oldest, and the only one naming {seen.query}."
     for text in (anchor, _short(host, draws, "o1"), _short(host, draws, "o2")):
         routes.plant(scope.ref, host.unique_id("note"), text, tags=draws.tags())
-    oversized = routes.plant(
-        scope.ref, host.unique_id("oversized"), draws.text("Oversized note:", (700, 800))
-    )
+    oversized = routes.plant(scope.ref, host.unique_id("oversized"), _oversized(host, draws))
     scope.oversized.add(oversized.entry_id)
     for label in ("o3", "o4"):
         routes.plant(scope.ref, host.unique_id("note"), _short(host, draws, label), tags=draws.tags())
@@ -93,9 +110,7 @@ def _plant_m2(host: Driver, routes: MemoryRoutes, draws: Any) -> Scope:
     scope = Scope(host.unique_ref("budget-head"))
     for label in ("p1", "p2", "p3"):
         routes.plant(scope.ref, host.unique_id("note"), _short(host, draws, label))
-    oversized = routes.plant(
-        scope.ref, host.unique_id("oversized"), draws.text("Oversized note:", (700, 800))
-    )
+    oversized = routes.plant(scope.ref, host.unique_id("oversized"), _oversized(host, draws))
     scope.oversized.add(oversized.entry_id)
     scope.listing = routes.listing(scope.ref)
     return scope
@@ -106,6 +121,8 @@ def _cut(seen: Seen, scope: Scope, keep: int = KEEP) -> int:
     if seen.unit is None:
         return HOST_DEFINED_BUDGET
     counts = [seen.count(e.get("content", "")) for e in scope.listing if e.get("id") not in scope.oversized]
+    if not counts:
+        raise Blocked(f"the plain read of {scope.ref} shows none of the short notes put: no budget to cut")
     keep = min(keep, len(counts) - 1)
     return sum(counts[:keep]) + max(counts[keep] - 1, 0)
 
@@ -117,12 +134,26 @@ def _all_but_oversized(seen: Seen, scope: Scope) -> int:
     return sum(seen.count(e.get("content", "")) for e in scope.listing if e.get("id") not in scope.oversized)
 
 
+def _require_oversized(seen: Seen, scope: Scope, budget: int) -> None:
+    """BLOCKED unless each oversized note reads back over `budget` on its own: the reads below grade
+    what a host does with an entry over the budget (maxEntrySizeBytes may leave no room for one)."""
+    if seen.unit is None:
+        return
+    read = {e.get("id"): seen.count(str(e.get("content", ""))) for e in scope.listing}
+    short = sorted(i for i in scope.oversized if read.get(i, 0) <= budget)
+    if short:
+        raise Blocked(
+            f"the oversized note {short[0]} of {scope.ref} does not read back over the budget of "
+            f"{budget} {seen.unit} (counted {read.get(short[0], 0)}): no entry over the budget to omit"
+        )
+
+
 def _read_m1(routes: MemoryRoutes, seen: Seen) -> None:
     m1 = seen.m1
     reads = m1.reads
     reads["tokenBudget"] = routes.read(m1.ref, tokenBudget=m1.budget)
     reads["tokenBudget, rank=recency"] = routes.read(m1.ref, tokenBudget=m1.budget, rank="recency")
-    reads["rank=recency, no budget"] = routes.read(m1.ref, rank="recency", limit=500)
+    reads["rank=recency, no budget"] = routes.list_entries(m1.ref, rank="recency")  # every page
     reads["tokenBudget fitting all but the oversized"] = routes.read(m1.ref, tokenBudget=seen.big_budget)
     returned = entries(reads["tokenBudget"]) or []
     if len(returned) >= 2:
@@ -169,6 +200,8 @@ def _drive(host: Driver, seen: Seen) -> None:
     seen.m2 = _plant_m2(host, routes, draws)
     seen.m1.budget, seen.m2.budget = _cut(seen, seen.m1), _cut(seen, seen.m2)
     seen.big_budget = _all_but_oversized(seen, seen.m1)
+    _require_oversized(seen, seen.m1, seen.big_budget)
+    _require_oversized(seen, seen.m2, seen.m2.budget)
     _read_m1(routes, seen)
     seen.m2.reads["tokenBudget"] = routes.read(seen.m2.ref, tokenBudget=seen.m2.budget)
     _read_as_b(host, seen)
@@ -382,7 +415,7 @@ def test_sr1_not_widened(ctx, observed):
     with observed as seen:
         if seen.m1 is not None and seen.secret is None:
             raise Blocked("no BYOK registration seam (POST /v1/test/secrets): no value the host must redact")
-        if seen.secret_put is None:
+        if seen.secret_put is None or seen.m1 is None:  # M1 not read back: the driver's stop says why
             return
         put_text = str(seen.secret_put.entry.get("content"))
         if find_leaks(put_text, {"registered": seen.secret}) or "[REDACTED:" not in put_text:

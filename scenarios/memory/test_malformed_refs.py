@@ -29,6 +29,7 @@ from conformance.adapter import MEMORY, MemoryRoutes, Put, entries, memory_famil
 from conformance.client import HostClient, Reply, path_segment
 from conformance.context import Driver
 from conformance.observed import drive_once
+from conformance.paging import read_listing
 
 EMPTY = "cti1.malformed-ref-empty"
 NO_DATA = "cti1.error-no-entry-data"
@@ -101,7 +102,10 @@ def probes(ref: str, entry_id: str) -> list[Probe]:
 
 def _read(client: HostClient, tenant: str, probe: Probe) -> Answered:
     path = probe.path()
-    reply = client.request("GET", path, allow_5xx=True)
+    if probe.entry_id is None:  # a listing: every page, so an entry on page 2 is not missed
+        reply = read_listing(client, path, ("entries",), allow_5xx=True)
+    else:
+        reply = client.request("GET", path, allow_5xx=True)
     return Answered(probe.label, tenant, unquote(unquote(path)), reply, listing=probe.entry_id is None)
 
 

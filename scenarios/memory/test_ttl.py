@@ -90,7 +90,7 @@ def _drive(host: Driver, seen: Seen) -> None:
             entry_id = host.unique_id("ttl")
             put = routes.put(seen.ref, entry_id, f"TTL note ({label}).", expires_at=sent)
             group.append(Written(label, sent, put, routes.read_entry(seen.ref, entry_id)))
-    seen.listing = entries(routes.read(seen.ref, limit=500))
+    seen.listing = entries(routes.list_entries(seen.ref))  # every page
 
 
 observed = drive_once(_drive, Seen)

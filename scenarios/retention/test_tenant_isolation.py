@@ -74,7 +74,7 @@ def _drive(host: Driver, seen: Seen) -> None:
     seen.before = seams.listing(project)  # after the owner's own retrieval, which bumped its counters
     base = f"{other.base}/projects/{path_segment(project)}"
     answers = seen.answers
-    answers["listing"] = other.client.request("GET", f"{base}/memories")
+    answers["listing"] = other.listing_reply(project)  # every page: a leak on page 2 is a leak
     answers["by id"] = other.client.request("GET", f"{base}/memories/{path_segment(min(seen.ids))}")
     answers["retrieval"] = other.retrieve(project, word, deep=True)
     answers["status"] = other.status(project)

@@ -10,6 +10,7 @@ from typing import Any
 
 from conformance.client import HostClient, Reply, path_segment
 from conformance.outcomes import Blocked
+from conformance.paging import read_listing
 from conformance.strict_json import json_integer, parse_strict_json
 from conformance.surfaces import ABSENT, read_events
 
@@ -103,6 +104,11 @@ class IndexFile:
         return {"version": self.file.get("version"), "contentSha256": digest, "length": len(self.text or "")}
 
 
+def _checksum(archive: dict[str, Any]) -> Any:
+    """What names an archive in the listing (its content address), to see a page repeat one."""
+    return archive.get("checksum")
+
+
 class DistillationSeams:
     def __init__(self, client: HostClient) -> None:
         self.client = client
@@ -146,8 +152,11 @@ class DistillationSeams:
         return self.client.request("GET", f"{ARCHIVES}/{path_segment(checksum)}")
 
     def archive_list(self, memory_ref: str) -> list[Any] | None:
-        """The archives recorded for a memoryRef, or None when the host has no archive listing."""
-        reply = self.client.request("GET", ARCHIVES, params={"memoryRef": memory_ref})
+        """The archives recorded for a memoryRef (every page), or None when the host has no archive
+        listing."""
+        reply = read_listing(
+            self.client, ARCHIVES, ("archives",), {"memoryRef": memory_ref}, identity=_checksum
+        )
         if reply.status in ABSENT:
             return None
         if reply.status != 200 or not isinstance(reply.body, dict):

@@ -16,6 +16,7 @@ from typing import Any
 from conformance.client import HostClient, Reply, json_problem, path_segment
 from conformance.majors.v1 import RETENTION_KEY
 from conformance.outcomes import Blocked, HostError
+from conformance.paging import read_listing
 from conformance.strict_json import json_integer
 from conformance.surfaces import ABSENT, brief
 
@@ -196,8 +197,16 @@ class RetentionSeams:
         if reply.status != 201:
             raise Blocked(f"seeding lifecycle memories was refused: {reply.status} {brief(reply)}")
 
+    def listing_reply(self, project: str) -> Reply:
+        """The project's whole listing, every page (conformance/paging.py: memories and the relations
+        that come with each page); the first answer as it came when it is no listing."""
+        return read_listing(self.client, f"{self._project(project)}/memories", ("memories", "relations"))
+
     def listing(self, project: str) -> Listing:
-        reply = self.client.get(f"{self._project(project)}/memories")
+        """The project's read-back (every page), BLOCKED when it is not read."""
+        reply = self.listing_reply(project)
+        if not reply.is_json:  # a garbled answer is the host's failure to answer (ERROR), not a gate
+            raise HostError(f"GET {reply.path}: {json_problem(reply)}")
         body = reply.body if isinstance(reply.body, dict) else {}
         rows, links = body.get("memories"), body.get("relations")
         if reply.status != 200 or not isinstance(rows, list) or not isinstance(links, list):
