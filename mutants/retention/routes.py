@@ -10,7 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from mutants.model import Mutant, mutant
+from mutants.model import Assembly, Mutant, mutant
 from mutants.retention.assembly import layer, seams
 from mutants.wire.discovery import retention_home
 from mutants.wire.layer import WireEdit, addresses, editing
@@ -125,6 +125,30 @@ class LeakyListing(RetentionSeams):
         )
 
 
+def leak_on_later_page(host: Assembly) -> Assembly:
+    """Every tenant's listing but the first's ends its own pages with a cursor to one page more: the
+    first tenant's memories of the same project. Page 1 is clean; only a reader that follows
+    `nextCursor` sees the leak (docs/host-extensions.md §Paging)."""
+    first = next(iter(host.config.api_keys.values()))
+    leak = encode_cursor("first-tenant", "page")
+
+    class LeakOnLaterPage(RetentionSeams):
+        def page(
+            self, engine: sa.Engine, tenant: str, project: str, *, cursor: str | None, **bound: Any
+        ) -> LifecyclePage:
+            if tenant == first:
+                return super().page(engine, tenant, project, cursor=cursor, **bound)
+            theirs = super().page(engine, first, project, cursor=None, **bound)
+            if cursor == leak:
+                return LifecyclePage(theirs.memories, [], None)
+            own = super().page(engine, tenant, project, cursor=cursor, **bound)
+            if own.next_cursor is None and theirs.memories:
+                return LifecyclePage(own.memories, own.relations, leak)
+            return own
+
+    return host.with_parts(retention_seams=LeakOnLaterPage)
+
+
 # -- diagnostics -------------------------------------------------------------------------------
 
 
@@ -201,6 +225,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "the retention listing ignores the caller's tenant",
         seams(LeakyListing),
     ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's memory ids in B's listing
+    mutant(
+        "retention-leak-on-page-2",
+        "p11.tenant-isolation",
+        "FAIL",
+        "tenant B's retention listing is clean on page 1 and holds A's memories on page 2",
+        leak_on_later_page,
+    ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's memories answered to B (on page 2)
     mutant(
         "retention-block-invalid",
         "p11.profile.block-valid",

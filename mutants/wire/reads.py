@@ -105,6 +105,30 @@ class FirstTenantSeesEveryLog(ReadRoute):
         return [e for anyone in self.tenants for e in self.store.list_events(anyone, **options)]
 
 
+class LeakOnLaterPage(ReadRoute):
+    """Every tenant's listing but the first's ends its own pages with a cursor to one page more: the
+    first tenant's entries of the same memoryRef. Page 1 is clean; only a reader that follows
+    `nextCursor` sees the leak (docs/host-extensions.md §Paging)."""
+
+    LEAK = encode_cursor("first-tenant", "page")
+
+    def __init__(self, store: Any, tenants: Sequence[str]) -> None:
+        super().__init__(store)
+        self.first = tenants[0]
+
+    def entries_page(
+        self, tenant: str, memory_ref: str, now: datetime, *, cursor: str | None = None, **options: Any
+    ) -> tuple[list[Entry], str | None]:
+        if tenant == self.first:
+            return self.store.entries_page(tenant, memory_ref, now, cursor=cursor, **options)
+        if cursor == self.LEAK:
+            return self.store.entries_page(self.first, memory_ref, now, **options)[0], None
+        items, next_cursor = self.store.entries_page(tenant, memory_ref, now, cursor=cursor, **options)
+        if next_cursor is None and self.store.entries_page(self.first, memory_ref, now, **options)[0]:
+            next_cursor = self.LEAK
+        return items, next_cursor
+
+
 def reading_through(wrap: Callable[[Assembly, Any], Any]) -> Callable[[Assembly], Assembly]:
     """Wrap the store every route uses (around whatever wrapper is already there)."""
 
@@ -152,4 +176,11 @@ MUTANTS: tuple[Mutant, ...] = (
             )
         ),
     ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # B's entries and events answered to A
+    mutant(
+        "tenant-leak-on-page-2",
+        "rfc0012.E.tenant-read-isolated",
+        "FAIL",
+        "tenant B's listing of a memoryRef is clean on page 1 and holds A's entries on page 2",
+        reading_through(lambda host, store: LeakOnLaterPage(store, _tenants(host))),
+    ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's entries answered to B (on page 2)
 )
