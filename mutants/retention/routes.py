@@ -149,6 +149,20 @@ def leak_on_later_page(host: Assembly) -> Assembly:
     return host.with_parts(retention_seams=LeakOnLaterPage)
 
 
+def first_tenant_lists_everyone(host: Assembly) -> Assembly:
+    """The first configured tenant's listing (an operator's key) holds every tenant's memories of the
+    project; every other tenant's listing stays its own."""
+    first = next(iter(host.config.api_keys.values()))
+
+    class FirstTenantListsEveryone(LeakyListing):
+        def page(self, engine: sa.Engine, tenant: str, project: str, **bound: Any) -> LifecyclePage:
+            if tenant != first:
+                return RetentionSeams.page(self, engine, tenant, project, **bound)
+            return super().page(engine, tenant, project, **bound)
+
+    return host.with_parts(retention_seams=FirstTenantListsEveryone)
+
+
 # -- diagnostics -------------------------------------------------------------------------------
 
 
@@ -232,6 +246,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "tenant B's retention listing is clean on page 1 and holds A's memories on page 2",
         leak_on_later_page,
     ).also({"cti1.no-cross-tenant-data": "FAIL"}),  # A's memories answered to B (on page 2)
+    mutant(
+        "retention-tenant-a-lists-everyone",
+        "cti1.no-cross-tenant-data",
+        "FAIL",
+        "the first tenant's retention listing holds every tenant's memories (B's own stays B's)",
+        first_tenant_lists_everyone,
+    ),
     mutant(
         "retention-block-invalid",
         "p11.profile.block-valid",

@@ -1,5 +1,7 @@
 """SR-1 and CTI-1 as invariants over every surface: tenant A plants secrets and data through every
-advertised profile, then every read surface the host offers is read as A and as tenant B.
+advertised profile, then every read surface the host offers is read as A and as tenant B. Tenant B
+plants data of its own the same way, and A reads every surface for it: CTI-1 holds whatever the
+caller's permissions, so tenant A's key (often an operator's) is no exception.
 
 Every answer of every scenario is looked at the same way (conformance/invariants.py: the client hands
 each answer over as it arrives, the plugin grades what it found); this scenario makes sure each
@@ -17,6 +19,7 @@ from conformance.client import HostClient, path_segment
 from conformance.context import Driver
 from conformance.observed import drive_once
 from conformance.oracles import sr1
+from conformance.outcomes import Blocked
 from conformance.profiles.compaction.checks import Compaction
 from conformance.profiles.compaction.seams import CompactionSeams, entry
 from conformance.profiles.distillation.seams import DistillationSeams
@@ -83,6 +86,35 @@ def _retention(host: Driver, seams: RetentionSeams, seen: Seen) -> None:
     seams.compaction_report(seen.project)
 
 
+def _plant_as_b(host: Driver, profiles, seen: Seen) -> None:
+    """Tenant B's own data on every advertised profile (no secrets: B's data is what A must not see).
+    A seam that refuses B stops B's planting there; what B planted before stays to be read."""
+    client = host.session.tenant_b
+    try:
+        if profiles.compaction is not None:
+            seams = CompactionSeams(client)
+            seen.ref = host.unique_ref("invariants-b")
+            ids = [host.unique_id("b-note-1"), host.unique_id("b-note-2")]
+            seams.seed(seen.ref, [entry(i, f"Tenant B note {i}.") for i in ids])
+            seen.output_id = Compaction(seams.compact(seen.ref)).output_id
+        if profiles.distillation is not None:
+            seen.distilled_ref = host.unique_ref("invariants-b-distilled")
+            result = DistillationSeams(client).run(
+                seen.distilled_ref, sources=[f"Tenant B only: {seen.distilled_ref}"]
+            )
+            seen.checksum = result.checksum
+        if profiles.retention is not None:
+            seams = RetentionSeams(client, profiles.retention.block)
+            seen.project = host.unique_id("invariants-b")
+            items = [
+                memory(host.unique_id("b-mem"), kind=plain_kind(seams.settings), summary="Tenant B note.")
+            ]
+            seen.memory_ids = [item["id"] for item in items]
+            seams.seed(seen.project, items)
+    except Blocked:
+        return
+
+
 def _read_everything(client: HostClient, seen: Seen, profiles) -> None:
     """Every read surface the host offers, for what A planted: entries and listings, the event log,
     archives, the index, the retention listing, status, report and retrieval."""
@@ -124,6 +156,9 @@ def _drive(host: Driver, seen: Seen) -> None:
     if host.session.tenant_b is not None:
         seen.tenant_b = True
         _read_everything(host.session.tenant_b, seen, profiles)
+        theirs = Seen()
+        _plant_as_b(host, profiles, theirs)
+        _read_everything(host.client, theirs, profiles)
 
 
 observed = drive_once(_drive, Seen)
