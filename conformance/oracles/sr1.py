@@ -19,10 +19,11 @@ requirement ids. Every check is one `ctx.check` that fails only for what its not
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from conformance.oracles.put_baseline import ROUTE, Planted, PutBaseline, put_baseline
 from conformance.oracles.secrets import (
@@ -44,6 +45,10 @@ VAULT, VAULT_END = "Vault note: the staging passphrase is ", " for now."
 # Any [REDACTED:…] marker, an empty label included: what is left beside them is the derived text.
 ANY_MARKER = re.compile(r"\[REDACTED:[^\]]*\]")
 CORPUS_SPLIT, REGISTERED_SPLIT = "corpus", "registered"  # the two split secrets a scenario may plant
+# How far under its ceiling a cut output may end: the cut drops a split code point (3 bytes at most) and
+# any marker it would split (`[REDACTED:` and the longest corpus secret id), never more.
+CUT_SLACK = 96
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -112,26 +117,48 @@ class Bound:
     baseline: PutBaseline
     registered: bool
     splits_planted: frozenset[str] = frozenset({CORPUS_SPLIT, REGISTERED_SPLIT})
+    # The secret ids (framed corpus secrets, the registered value's own sentence) whose sentence the judged
+    # run took in; None: every one. A run that never saw a sentence is not held to what it would carry.
+    carried: frozenset[str] | None = None
 
     @property
     def corpus(self) -> Corpus:
         return self.plan.corpus
 
+    def within(self, secrets: Collection[str], splits: Collection[str], prose: Collection[str]) -> Bound:
+        """This bound as one run is held to it: only the sentences the run took in (`secrets` by id, the
+        split secrets whose two halves it took, the prose sentences it took)."""
+        return dataclasses.replace(
+            self,
+            plan=dataclasses.replace(self.plan, prose=tuple(p for p in self.plan.prose if p in prose)),
+            splits_planted=self.splits_planted & frozenset(splits),
+            carried=frozenset(secrets),
+        )
+
+    def _took(self, secret_id: str) -> bool:
+        return self.carried is None or secret_id in self.carried
+
     def secrets(self) -> dict[str, str]:
         """secret id -> what must not appear in derived content."""
-        found = {s.id: s.sensitive for s in self.corpus.secrets if self.baseline.binds(s.id)}
-        if self.registered:
+        found = {
+            s.id: s.sensitive for s in self.corpus.secrets if self.baseline.binds(s.id) and self._took(s.id)
+        }
+        if self.registered and self._took(self.corpus.registered.secret_id):
             found[self.corpus.registered.secret_id] = self.corpus.registered.value
         return found
 
     def unbound_secrets(self) -> dict[str, str]:
         """The corpus secrets the host's own put does not redact (or was never seen to): SHOULD only."""
-        return {s.id: s.sensitive for s in self.corpus.secrets if not self.baseline.binds(s.id)}
+        return {
+            s.id: s.sensitive
+            for s in self.corpus.secrets
+            if not self.baseline.binds(s.id) and self._took(s.id)
+        }
 
     def frames(self) -> dict[str, tuple[str, str]]:
         """secret id -> (the text before it, the text after it) of each bound secret's sentence."""
         found = {sid: (self.plan.frames[sid], END) for sid in self.secrets() if sid in self.plan.frames}
-        if self.registered:
+        if self.registered and self._took(self.corpus.registered.secret_id):
             found[self.corpus.registered.secret_id] = (VAULT, VAULT_END)
         return found
 
@@ -199,6 +226,31 @@ def mark_unbound(ctx: Scenario, rid: str, bound: Bound, what: str) -> None:
             f"none of {what} is a secret the host is bound to redact: its own put ({ROUTE}) keeps every one "
             f"of them{seam} (RFC 0012 §D holds derived content to the harness of a fresh put)",
         )
+
+
+def batches(
+    units: Sequence[Sequence[T]],
+    *,
+    most: int | None,
+    room: int | None,
+    size: Callable[[T], int],
+    least: int = 1,
+) -> list[list[T]]:
+    """`units` packed in order into batches of at most `most` items (a hard bound) and about `room`
+    total size (a batch of fewer than `least` items grows past it), so one run of each fits a host's
+    advertised limits; a unit (a split secret's two halves) is never parted, and a unit over `most` is
+    a batch of its own. None: no bound."""
+    found: list[list[T]] = []
+    current: list[T] = []
+    for unit in units:
+        grown = [*current, *unit]
+        too_many = most is not None and len(grown) > most
+        too_big = room is not None and sum(size(item) for item in grown) > room and len(current) >= least
+        if current and (too_many or too_big):
+            found.append(current)
+            grown = list(unit)
+        current = grown
+    return [*found, current] if current else found
 
 
 def leak_list(leaks: list[Leak]) -> list[dict[str, str]]:
@@ -310,19 +362,48 @@ def check_split_secret(ctx: Scenario, rid: str, surface: str, label: str, text: 
     )
 
 
+def cut_before(text: str, frame: str, *, ceiling: int | None, after: Sequence[str] = ()) -> bool:
+    """Whether the host's own cut at its advertised `ceiling` (RFC 0012 §A maxOutputBytes) took the
+    sentence that starts with `frame` away: the text fills the ceiling (less what a cut drops) and
+    keeps neither that sentence's opening nor any text planted after it (`after`). A text under its
+    ceiling was not cut, so a sentence missing from it was dropped."""
+    if ceiling is None or len(text.encode("utf-8")) < ceiling - CUT_SLACK:
+        return False
+    return frame not in text and not any(later in text for later in after)
+
+
 def check_registered_marker(
-    ctx: Scenario, rid: str, surface: str, label: str, text: str, bound: Bound
+    ctx: Scenario,
+    rid: str,
+    surface: str,
+    label: str,
+    text: str,
+    bound: Bound,
+    *,
+    ceiling: int | None = None,
+    after: Sequence[str] = (),
 ) -> None:
-    """The registered BYOK value is gone and its `[REDACTED:<secretId>]` marker stands in its place."""
+    """The registered BYOK value is gone and its `[REDACTED:<secretId>]` marker stands in its place,
+    unless the host's own cut at `ceiling` took the whole sentence away (`cut_before`), as the other
+    checks tolerate a secret the cut dropped: then the value must still be absent."""
     registered = bound.corpus.registered
     leaks = find_leaks(text, {registered.secret_id: registered.value})
     marker = f"[REDACTED:{registered.secret_id}]"
+    cut = marker not in text and cut_before(text, VAULT, ceiling=ceiling, after=after)
     ctx.check(
         rid,
-        marker in text and not leaks,
-        {"marker": marker, "present": marker in text, "leaks": leak_list(leaks)},
+        (marker in text or cut) and not leaks,
+        {
+            "marker": marker,
+            "present": marker in text,
+            "sentenceCutAway": cut,
+            "bytes": len(text.encode("utf-8")),
+            "ceiling": ceiling,
+            "leaks": leak_list(leaks),
+        },
         surface=surface,
-        note=f"{label}: registered secret replaced by its [REDACTED:<secretId>]",
+        note=f"{label}: registered secret replaced by its [REDACTED:<secretId>]"
+        + (" (or its whole sentence past the host's own cut)" if cut else ""),
     )
 
 
