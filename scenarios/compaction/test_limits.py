@@ -88,12 +88,16 @@ def _multibyte_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any],
     entry exceeds maxEntrySizeBytes; four runs whose first entry is shifted by 0-3 ASCII bytes, so that
     wherever a host cuts, at least two of the runs put the cut inside a multi-byte character."""
     max_out, max_entry = seen.max_out, host.discovery.memory()[0].get("maxEntrySizeBytes")
-    unit = "日本語テキスト🚀—"  # 7×3 + 4 + 3 = 28 bytes
-    per_entry = min(max_out, max_entry if json_integer(max_entry) is not None else max_out) // 2
-    body = (unit * (per_entry // len(unit.encode("utf-8")) + 1))[: per_entry // 4]
-    count = min(200, 4 + (2 * max_out) // max(1, len(body.encode("utf-8"))))
+    entry_cap = max_entry if json_integer(max_entry) is not None else max_out
     max_in = block.get("maxInputEntries")
-    compacted = min(count, max_in) if json_integer(max_in) is not None and max_in > 0 else count
+    # Half the ceiling per entry; entries as large as the host takes when a run collapses too few of
+    # those to exceed it (RFC 0012 §A: maxInputEntries is the host's).
+    for per_entry in (min(max_out, entry_cap) // 2, entry_cap - 16):
+        body = _multibyte_body(per_entry)
+        count = min(200, 4 + (2 * max_out) // max(1, len(body.encode("utf-8"))))
+        compacted = min(count, max_in) if json_integer(max_in) is not None and max_in > 0 else count
+        if compacted * len(f"0: {body}".encode()) > max_out:
+            break
     if compacted * len(f"0: {body}".encode()) <= max_out:
         seen.unreachable = (
             f"cannot exceed maxOutputBytes {max_out} with {count} entries under maxEntrySizeBytes"
@@ -102,6 +106,12 @@ def _multibyte_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any],
     for shift in range(4):
         contents = [("#" * shift if i == 0 else "") + f"{i}: {body}" for i in range(count)]
         _compact(host, seams, seen, f"big-shift{shift}", contents)
+
+
+def _multibyte_body(per_entry: int) -> str:
+    """Multi-byte text of at most `per_entry` bytes (a quarter as many characters, 4 bytes at most each)."""
+    unit = "日本語テキスト🚀—"  # 7×3 + 4 + 3 = 28 bytes
+    return (unit * (max(per_entry, 0) // len(unit.encode("utf-8")) + 1))[: max(per_entry, 0) // 4]
 
 
 def _marker_runs(host: Driver, seams: CompactionSeams, block: dict[str, Any], seen: Seen) -> None:
