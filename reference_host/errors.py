@@ -25,6 +25,7 @@ Envelope = Callable[[str, str, dict[str, Any] | None], dict[str, Any]]  # (code,
 INVALID_JSON = "Request body MUST be valid JSON."
 INTERNAL_ERROR = "The server failed to process the request."
 log = logging.getLogger("reference_host.availability")
+unexpected = logging.getLogger("reference_host.unexpected")  # a request that raised: a bug
 
 
 class ApiError(Exception):
@@ -107,5 +108,9 @@ def install_error_handlers(app: FastAPI, envelope: Envelope = flat_envelope) -> 
         return respond(exc.status_code, code, message)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # The operator's record of a bug: the client learns only that the request failed.
+        unexpected.error(
+            "unexpected %s on %s %s", type(exc).__name__, request.method, request.url.path, exc_info=exc
+        )
         return respond(500, "internal_error", INTERNAL_ERROR)

@@ -9,6 +9,7 @@ run; each run is an independent pytest session with its own config, plugins and 
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -46,6 +47,9 @@ class Run:
     output: str
     bundle: dict | None
     per_test: dict[str, dict[str, Graded]] = field(default_factory=dict)
+    # Requests the host failed by raising (reference_host.unexpected): a mutant caught through its own
+    # crash is caught for the wrong reason, and a variant that crashes is no host to grade.
+    host_errors: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         return f"Run(exit_code={self.exit_code}, {len(self.graded())} requirements graded)"
@@ -148,9 +152,29 @@ def run_suite(modules: Iterable[str], host: Host, workdir: Path, *extra: str) ->
         *extra,
         *modules,
     ]
-    code, output = run_pytest(args, [payloads])
+    with _HostErrors() as errors:
+        code, output = run_pytest(args, [payloads])
     bundle = json.loads(report.read_text(encoding="utf-8")) if report.exists() else None
-    return Run(code, output, bundle, payloads.per_test)
+    return Run(code, output, bundle, payloads.per_test, errors.lines)
+
+
+class _HostErrors(logging.Handler):
+    """The reference host's unexpected exceptions during one run, one line each."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        cause = record.exc_info[1] if record.exc_info else None
+        self.lines.append(f"{record.getMessage()}: {cause!r}"[:500])
+
+    def __enter__(self) -> _HostErrors:
+        logging.getLogger("reference_host.unexpected").addHandler(self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        logging.getLogger("reference_host.unexpected").removeHandler(self)
 
 
 def expected_exit(outcomes: Iterable[str], require_behavior: bool = False) -> int:

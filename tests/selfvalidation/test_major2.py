@@ -98,6 +98,7 @@ def _major2_rows() -> set[str]:
 def test_the_v2_host_is_conforming_with_every_profile_graded(clean_v2: Run) -> None:
     bundle = clean_v2.bundle or {}
     assert clean_v2.exit_code == 0 and "Traceback" not in clean_v2.output, clean_v2.output[-3000:]
+    assert not clean_v2.host_errors, clean_v2.host_errors[:5]
     verdict = bundle["verdict"]
     assert verdict["headline"] == "CONFORMING", verdict
     assert verdict["line"].startswith("CONFORMING at OpenWOP major 2"), verdict["line"]
@@ -173,6 +174,7 @@ def test_asking_for_a_major_the_host_does_not_serve_is_exit_2(workdir: Path, sce
     assert run.bundle is None
     assert "--protocol-major 1 asked for a major the host does not offer" in run.output
     assert "Traceback" not in run.output
+    assert not run.host_errors, "the host raised:\n" + "\n".join(run.host_errors[:5])
 
 
 def _version_3(status: int, document: object) -> tuple[int, object] | None:
@@ -229,3 +231,4 @@ def _caught_at_major_2(name: str, clean_v2: Run, scenarios: Scenarios, workdir: 
     assert not comparison.lines(), f"{name} changed:\n" + "\n".join(comparison.lines())
     assert run.exit_code == expected_exit(expected.values()), run.output[-3000:]
     assert "Traceback" not in run.output
+    assert not run.host_errors, "the host raised:\n" + "\n".join(run.host_errors[:5])

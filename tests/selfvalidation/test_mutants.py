@@ -89,7 +89,7 @@ def _loaded(data: dict) -> Run:
         nodeid: {rid: Graded(**graded) for rid, graded in rows.items()}
         for nodeid, rows in data["per_test"].items()
     }
-    return Run(data["exit_code"], data["output"], data["bundle"], per_test)
+    return Run(data["exit_code"], data["output"], data["bundle"], per_test, data.get("host_errors", []))
 
 
 def _run(names: list[str], modules: list[str], workdir: Path, *extra: str) -> Run:
@@ -115,6 +115,9 @@ def _check(name: str, run: Run, clean: Mapping[str, Graded], overall: Mapping[st
     )
     assert run.exit_code == expected_exit(expected.values()), run.output[-3000:]
     assert "Traceback" not in run.output, run.output[-3000:]
+    assert not run.host_errors, (
+        f"{name}: the host raised, so the defect was not what was graded:\n" + "\n".join(run.host_errors[:5])
+    )
 
 
 def _record(name: str, unexpected: Mapping[str, tuple[Graded | None, Graded | None]]) -> None:
@@ -137,6 +140,7 @@ def test_clean_host_passes_everything(baseline: Run, scenarios: Scenarios) -> No
     assert not not_passing, baseline.output[-3000:]
     assert baseline.exit_code == 0, baseline.output[-3000:]
     assert "Traceback" not in baseline.output
+    assert not baseline.host_errors, baseline.host_errors[:5]
     testable = {r.id for r in registry().values() if not r.untestable and r.applies(1)}
     declared = {rid for rid in scenarios.requirements() if registry()[rid].applies(1)}
     assert set(baseline.outcomes()) == testable == declared

@@ -50,6 +50,7 @@ def test_variant_is_graded_as_the_clean_host(
     )
     assert run.exit_code == expected_exit(declared.values()), run.output[-3000:]
     assert "Traceback" not in run.output, run.output[-3000:]
+    assert not run.host_errors, f"{name}: the host raised:\n" + "\n".join(run.host_errors[:5])
 
 
 def test_variants_and_mutants_are_named_apart() -> None:
