@@ -105,37 +105,23 @@ def test_tenant_read_isolated(ctx, observed):
             ctx.ignored_input(
                 READ, "tenant A cannot read back any of its own entries, so B's 404 shows nothing"
             )
-        if seen.b_listing is None:
-            return
-        listing = seen.b_listing
-        shown = (
-            [e.get("id") for e in (listing.body or {}).get("entries", []) if isinstance(e, dict)]
-            if listing.status == 200 and isinstance(listing.body, dict)
-            else []
-        )
-        ctx.check(
-            READ,
-            listing.status in (200, 403, 404) and not set(shown) & set(seen.visible),
-            listing.summary(),
-            surface="read-route",
-            note="B's list of the shared memoryRef holds none of A's entries",
-        )
-        for target, reply in seen.b_reads:
-            ctx.check(
-                READ,
-                reply.status in (403, 404) and seen.a_text not in reply.text,
-                reply.summary(),
-                surface="read-route",
-                note=f"B cannot GET A's entry {target}",
-            )
-        _check_a_reads_of_b(ctx, seen)
+        if seen.b_listing is not None:
+            _check_reads(ctx, "B", "A", seen.b_listing, seen.b_reads, seen.visible or [], seen.a_text)
+        if seen.a_listing is not None:  # the other way: A's key is no exception
+            _check_reads(ctx, "A", "B", seen.a_listing, seen.a_reads, seen.b_visible or [], seen.b_text)
 
 
-def _check_a_reads_of_b(ctx, seen: Seen) -> None:
-    """The other way: A's key reads none of B's entries (counted for those B itself can read)."""
-    if seen.a_listing is None:
-        return
-    listing = seen.a_listing
+def _check_reads(
+    ctx,
+    reader: str,
+    owner: str,
+    listing: Reply,
+    reads: list[tuple[str, Reply]],
+    visible: list[str],
+    text: str,
+) -> None:
+    """`reader`'s list of the shared memoryRef holds none of `owner`'s entries, and each GET of one
+    (counted for the entries `owner` itself can read) is refused without its text."""
     shown = (
         [e.get("id") for e in (listing.body or {}).get("entries", []) if isinstance(e, dict)]
         if listing.status == 200 and isinstance(listing.body, dict)
@@ -143,18 +129,18 @@ def _check_a_reads_of_b(ctx, seen: Seen) -> None:
     )
     ctx.check(
         READ,
-        listing.status in (200, 403, 404) and not set(shown) & set(seen.b_visible or ()),
+        listing.status in (200, 403, 404) and not set(shown) & set(visible),
         listing.summary(),
         surface="read-route",
-        note="A's list of the shared memoryRef holds none of B's entries",
+        note=f"{reader}'s list of the shared memoryRef holds none of {owner}'s entries",
     )
-    for target, reply in seen.a_reads:
+    for target, reply in reads:
         ctx.check(
             READ,
-            reply.status in (403, 404) and seen.b_text not in reply.text,
+            reply.status in (403, 404) and text not in reply.text,
             reply.summary(),
             surface="read-route",
-            note=f"A cannot GET B's entry {target}",
+            note=f"{reader} cannot GET {owner}'s entry {target}",
         )
 
 
