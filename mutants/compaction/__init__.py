@@ -6,7 +6,7 @@ compaction requirements are the ones to catch.
 from __future__ import annotations
 
 from mutants import sr1
-from mutants.compaction import event, expiry, output, record, sources
+from mutants.compaction import event, expiry, output, record, scope, sources
 from mutants.model import Mutant
 
 MUTANTS: tuple[Mutant, ...] = (
@@ -15,5 +15,6 @@ MUTANTS: tuple[Mutant, ...] = (
     *output.MUTANTS,
     *event.MUTANTS,
     *record.MUTANTS,
+    *scope.MUTANTS,
     *sr1.MUTANTS,
 )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from fastapi import FastAPI
 
 from mutants.distillation.parts import replacing
 from mutants.model import Mutant, mutant
+from mutants.wire.layer import WireEdit, editing
 from reference_host.distillation import DistillResult, TokenBudgetExceeded
 from reference_host.distillation_policies import EVENT_TYPE, EventPolicy
 from reference_host.http.distillation import DistillationRoutes
@@ -28,6 +30,17 @@ class EventNotLogged(EventPolicy):
 
 
 # -- the routes ---------------------------------------------------------------------------------
+
+
+def _without_sources(raw: bytes) -> bytes:
+    """The distill request as a seam that ignores `sources` reads it: the memoryRef's snapshot instead."""
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return raw
+    if isinstance(doc, dict):
+        doc.pop("sources", None)
+    return json.dumps(doc).encode()
 
 
 class NoSeam(DistillationRoutes):
@@ -154,5 +167,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "FAIL",
         "the workspace GET answers a WorkspaceFile with an extra top-level key",
         replacing(distill_routes=FileExtraKey),
+    ),
+    mutant(
+        "distill-ignores-sources",
+        "rfc0062.C.archive-tenant-isolated",
+        "BLOCKED",
+        "the distill seam ignores `sources` (both tenants archive the same default text, one checksum)",
+        editing(WireEdit("POST", "/v1/host/sample/memory/distill", request=_without_sources)),
     ),
 )

@@ -64,6 +64,16 @@ class DropsBranch(RetentionSeams):
         return {**super().seed_item(memory), "branch": None}
 
 
+def drops(**lost: Any) -> type[RetentionSeams]:
+    """A seed route that stores the memory with these fields as `lost` says, answering 201 all the same."""
+
+    class Drops(RetentionSeams):
+        def seed_item(self, memory: dict[str, Any]) -> dict[str, Any]:
+            return {**super().seed_item(memory), **lost}
+
+    return Drops
+
+
 def _coerce_counts(raw: bytes) -> bytes:
     """A lenient host: a seeded memory's numeric-string retrievalCount becomes the number."""
     try:
@@ -228,10 +238,34 @@ def _applies_by_default(raw: bytes) -> bytes:
 
 
 _run_applies = WireEdit("POST", re.compile(PROJECT + "/runs"), request=_applies_by_default)
+
+
+def _always_dry(raw: bytes) -> bytes:
+    """A run request as a host that ignores `dryRun: false` reads it: a dry run, whatever it asks."""
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        return raw
+    return json.dumps({**document, "dryRun": True}).encode() if isinstance(document, dict) else raw
+
+
+_runs_always_dry = WireEdit("POST", re.compile(PROJECT + "/runs"), request=_always_dry)
 _restore_applies = WireEdit("POST", re.compile(PROJECT + "/restore"), request=_applies_by_default)
 
 
 MUTANTS: tuple[Mutant, ...] = (
+    mutant(
+        "retention-runs-always-dry",
+        "p11.compaction.rfc0012-event",
+        "BLOCKED",
+        "every run is dry, whatever dryRun says (the dry-run negative alone once graded PASS)",
+        editing(_runs_always_dry),
+    ).also(
+        {  # no node is made: nothing to judge SR-1 on either
+            "p11.compaction.no-partial-disclosure": "BLOCKED",
+            "p11.compaction.sr1-carry-forward": "BLOCKED",
+        }
+    ),
     mutant(
         "retention-tenant-leak",
         "p11.tenant-isolation",
@@ -294,6 +328,46 @@ MUTANTS: tuple[Mutant, ...] = (
         "BLOCKED",
         "the seed route drops branch (an input the host ignored proves nothing)",
         seams(DropsBranch),
+    ),
+    mutant(
+        "retention-seed-drops-under-review",
+        "p11.compaction.must-not-compact",
+        "BLOCKED",
+        "the seed route drops underReview (an input the host ignored proves nothing)",
+        seams(drops(underReview=False)),
+    ),
+    mutant(
+        "retention-seed-drops-previous-status",
+        "p11.restore.unarchives",
+        "BLOCKED",
+        "the seed route drops previousStatus (an input the host ignored proves nothing)",
+        seams(drops(previousStatus=None)),
+    ).also(
+        {  # the memory archived by hand cannot be restored: both rows that restore it
+            "p11.restore.previous-status": "BLOCKED",
+            "p11.restore.refuses-non-archived": "BLOCKED",
+        }
+    ),
+    mutant(
+        "retention-seed-drops-parent",
+        "p11.compaction-report.groups",
+        "BLOCKED",
+        "the seed route drops parentId (an input the host ignored proves nothing)",
+        seams(drops(parentId=None)),
+    ),
+    mutant(
+        "retention-seed-drops-title",
+        "p11.compaction.sources-preserved",
+        "BLOCKED",
+        "the seed route drops titles (an input the host ignored proves nothing)",
+        seams(drops(title="")),
+    ).also(
+        {  # every node check of the module is made on the titles it was seeded with
+            "p11.compaction.lineage": "BLOCKED",
+            "p11.compaction.node-shape": "BLOCKED",
+            "p11.compaction.sources-auto-archived": "BLOCKED",
+            "p11.compaction.summary-holds-sources": "BLOCKED",
+        }
     ),
     mutant(
         "retention-seed-coerces-types",

@@ -2,7 +2,9 @@
 
 One compaction per module of four fixed non-ASCII entries and a drawn number (0-8) of drawn ones
 (multi-byte words, tags, order: conformance/inputs.py), since no §B field depends on how many entries
-a run collapses or what they say. The event is observed on two surfaces: the compact seam's answer
+a run collapses or what they say. A second memoryRef is seeded after the target and before the
+compaction, so a seam that compacts another scope than the one it is asked for is seen. The event is
+observed on two surfaces: the compact seam's answer
 (`{type, payload, outputContent}`, the shape OpenWOP's own scenarios read) and, when the host offers
 one, the event log, where it is the one naming the run's own outputId. Every §B field is checked on
 each surface that shows it.
@@ -67,6 +69,10 @@ def _drive(host: Driver, seen: Seen) -> None:
     seen.seeded = {host.unique_id(f"event-src-{i}"): c for i, c in enumerate([*CONTENTS, *drawn])}
     items = [entry(i, c, tags=draws.tags()) for i, c in seen.seeded.items()]
     seams.seed(seen.ref, draws.shuffled(items))
+    # A second memoryRef seeded after the target: a seam that compacts whatever was seeded last, not
+    # the memoryRef it is asked for, shows it in its sources.
+    control = host.unique_ref("control")
+    seams.seed(control, [entry(host.unique_id(f"control-{n}"), f"Control note {n}.") for n in range(2)])
     seen.result = Compaction(seams.compact(seen.ref))
     seen.read = read_output(seams, seen.ref, seen.result.output_id)
     seen.logged = logged_event(seams, seen.result.output_id)
@@ -129,6 +135,16 @@ def test_memoryref_matches(ctx, observed):
                 surface=surface,
                 note=f"{LABELS[surface]}: memoryRef is the compacted scope",
             )
+            if (listed := _listed(payload)) is not None:
+                foreign = sorted(str(i) for i in listed if i not in seen.seeded)
+                ctx.check(
+                    "rfc0012.B.memoryRef-matches",
+                    not foreign,
+                    {"sent": seen.ref, "notSeededThere": foreign[:5]},
+                    surface=surface,
+                    note=f"{LABELS[surface]}: the sources are entries of that memoryRef (a memoryRef seeded "
+                    "after it is not compacted instead)",
+                )
 
 
 @pytest.mark.requirement("rfc0012.B.sourceCount-exact")

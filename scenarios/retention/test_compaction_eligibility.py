@@ -21,7 +21,16 @@ import pytest
 
 from conformance.context import Driver
 from conformance.observed import drive_each, per_requirement
-from conformance.profiles.retention.checks import Gated, RealRun, apart, applies, batch, compaction_on
+from conformance.profiles.retention.checks import (
+    COMPACTION_INPUTS,
+    Gated,
+    RealRun,
+    apart,
+    applies,
+    batch,
+    compaction_on,
+    inputs_stored,
+)
 from conformance.profiles.retention.seams import DAY, MS, NOW, memory, plain_kind, stamp
 
 if TYPE_CHECKING:
@@ -327,6 +336,19 @@ def test_criterion(ctx, observed, rid):
             ctx.inapplicable(rid, seen.arrangement.inapplicable)
             return
         if seen.run is None:
+            return
+        # Every case depends on every member's inputs (a negative memory whose flag was lost joins the
+        # control's group): none is graded unless all read back as seeded.
+        everyone = seen.arrangement.memories()
+        if not inputs_stored(
+            ctx,
+            rid,
+            seen.run.before,
+            everyone,
+            COMPACTION_INPUTS,
+            relations=seen.run.relations,
+            what="the arrangement",
+        ):
             return
         for how, items, note in seen.arrangement.cases:
             grade = seen.run.one_node if how == "one" else seen.run.untouched

@@ -41,6 +41,10 @@ SHAPE, SUMMARY, LINEAGE, PRESERVED, AUTO_ARCHIVE = (
 SOURCE = "compaction_source"
 TITLE_MAX = 512  # docs/retention-profile.md: a title is at most 512 characters
 
+# What the node is judged against: the compaction inputs, and the titles and summaries it must carry
+# (a seed that lost one would make the node's shape a verdict on what the host never stored).
+OUTPUT_INPUTS = (*COMPACTION_INPUTS, "title", "summary")
+
 
 @dataclass
 class Seen(Gated):
@@ -101,7 +105,7 @@ def _drive(host: Driver, seen: Seen) -> None:
     if sorted(before.memories) != sorted([*seen.source_ids, seen.outsider["id"]]):
         raise Blocked(f"the read-back does not hold exactly the seeded memories: {sorted(before.memories)}")
     seen.before = before
-    if ignored_ids(before, [*seen.group, seen.outsider], COMPACTION_INPUTS):
+    if ignored_ids(before, [*seen.group, seen.outsider], OUTPUT_INPUTS):
         return
     seams.run(project, NOW, dry_run=False)
     seen.after = after = seams.listing(project)
@@ -123,7 +127,7 @@ def _node(ctx: Scenario, seen: Seen, rid: str) -> dict[str, Any] | None:
     if not applies(ctx, seen, rid) or seen.before is None:
         return None
     items = [*seen.group, seen.outsider]
-    if not inputs_stored(ctx, rid, seen.before, items, COMPACTION_INPUTS, what="the group and outsider"):
+    if not inputs_stored(ctx, rid, seen.before, items, OUTPUT_INPUTS, what="the group and outsider"):
         return None
     return seen.node
 
