@@ -27,12 +27,13 @@ from conformance.observed import drive_once
 from conformance.oracles import sr1
 from conformance.oracles.secrets import find_leaks, markers
 from conformance.outcomes import Blocked
-from conformance.profiles.retention.checks import Gated, applies, compaction_on, ids_of
+from conformance.profiles.retention.checks import Gated, apart, applies, compaction_on, ids_of
 from conformance.profiles.retention.seams import (
     DAY,
     NOW,
     Listing,
     RetentionSeams,
+    Settings,
     memory,
     plain_kind,
     transitions,
@@ -51,13 +52,11 @@ def _limits(seams: RetentionSeams) -> tuple[int, Any]:
     return size, min_age + DAY
 
 
-def _group(host: Driver, label: str, count: int, age: Any, **attributes: Any) -> Memories:
-    """`count` memories under one fresh parent scope, oldest first by creation."""
-    scope = host.unique_id(f"{label}-scope")
-    return [
-        memory(host.unique_id(f"{label}{n}"), age=age + (count - n) * DAY, parentId=scope, **attributes)
-        for n in range(count)
-    ]
+def _group(host: Driver, settings: Settings, label: str, count: int, age: Any, kind: str) -> Memories:
+    """`count` memories of a group of their own (conformance/profiles/retention/checks.py `apart`),
+    oldest first by creation."""
+    own = apart(host, settings, kind)
+    return [memory(host.unique_id(f"{label}{n}"), age=age + (count - n) * DAY, **own) for n in range(count)]
 
 
 def _new_nodes(seams: RetentionSeams, project: str, before: Listing) -> tuple[Listing, Memories]:
@@ -111,10 +110,14 @@ class Events(Gated):
 def _seed_event_groups(
     host: Driver, seams: RetentionSeams, seen: Events, age: Any
 ) -> tuple[str, str, Listing, Listing]:
-    kind, size = plain_kind(seams.settings), seen.size
-    first, second = _group(host, "first", size, age, kind=kind), _group(host, "second", size, age, kind=kind)
-    seen.short = _group(host, "short", size - 1, age, kind=kind)
-    seen.other = _group(host, "other", size, age, kind=kind)
+    settings, size = seams.settings, seen.size
+    kind = plain_kind(settings)
+    first, second = (
+        _group(host, settings, "first", size, age, kind),
+        _group(host, settings, "second", size, age, kind),
+    )
+    seen.short = _group(host, settings, "short", size - 1, age, kind)
+    seen.other = _group(host, settings, "other", size, age, kind)
     project, other_project = host.unique_ref("event"), host.unique_ref("event-other")
     in_project = [*first, *second, *seen.short]
     seams.seed(project, in_project)
@@ -270,7 +273,7 @@ def test_real_compaction_logs_one_memory_compacted_event_per_node(ctx, events):
 # -- SR-1 carried forward into the node ------------------------------------------------------------------
 
 
-def _sr1_group(host: Driver, plan: sr1.Plan, size: int, age: Any, kind: str) -> Memories:
+def _sr1_group(host: Driver, settings: Settings, plan: sr1.Plan, size: int, age: Any, kind: str) -> Memories:
     """The group's memories, the corpus sentences spread over their summaries and titles; the registered
     value split across the second and third sources when the group has three (`_splits`)."""
     corpus = plan.corpus
@@ -294,7 +297,7 @@ def _sr1_group(host: Driver, plan: sr1.Plan, size: int, age: Any, kind: str) -> 
     if sr1.REGISTERED_SPLIT in _splits(size):
         texts[1] += f" {plan.registered_head}"
         texts[2] = f"{plan.registered_tail} {texts[2]}"
-    group = _group(host, "secret", size, age, kind=kind)
+    group = _group(host, settings, "secret", size, age, kind)
     for item, title, text in zip(group, titles, texts, strict=True):
         item["title"], item["summary"] = title, text
     return group
@@ -333,7 +336,7 @@ def _drive_secrets(host: Driver, seen: Secrets) -> None:
     if (seams := compaction_on(host, seen)) is None:
         return
     size, age = _limits(seams)
-    seen.group = _sr1_group(host, seen.plan, size, age, plain_kind(seams.settings))
+    seen.group = _sr1_group(host, seams.settings, seen.plan, size, age, plain_kind(seams.settings))
     project = host.unique_ref("sr1")
     seams.seed(project, seen.group)
     before = seams.listing(project)
