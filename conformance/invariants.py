@@ -158,9 +158,10 @@ def observe(
     surface = surface_of(method, path, status)
     if surface is None:
         return None
+    names = _names(text) if tenant in TENANTS else set()
     if tenant in TENANTS:
         _harvest(tenant, path, sent)
-        _learn(tenant, text)
+        _learn(tenant, names)
     looked: list[str] = []
     findings: list[Finding] = []
     secrets = _secrets_for(surface, path)
@@ -170,7 +171,7 @@ def observe(
     if tenant in TENANTS:
         # Every answer to B is evidence; an answer to A only when it holds B's data, so a clean
         # host's verdicts do not depend on whether B had written anything before (test order).
-        leaks = _tenant_findings(tenant, text)
+        leaks = _tenant_findings(tenant, text, names)
         if tenant == "b" or leaks:
             looked.append(TENANT_ID)
             findings += leaks
@@ -248,10 +249,10 @@ def _harvest(tenant: str, path: str, sent: str) -> None:
         _remember(_PLANTED.known[tenant], found)
 
 
-def _learn(tenant: str, text: str) -> None:
+def _learn(tenant: str, names: set[str]) -> None:
     """The names an answer told `tenant` (the output id the host made for it), so that the other
     tenant asking for one later does not make it the other's data."""
-    found = UNIQUE_NAME.findall(text)
+    found = [v for v in names if UNIQUE_NAME.fullmatch(v)]
     if found:
         with _PLANTED.lock:
             theirs = _PLANTED.data[_other(tenant)]
@@ -259,19 +260,31 @@ def _learn(tenant: str, text: str) -> None:
 
 
 TOKEN = re.compile(r"[A-Za-z0-9._:~-]{8,}")
+NAME_TOKEN_MAX = 4096  # a longer run (a blob) is searched for no name: the cost stays the answer's
 
 
-def _tenant_findings(tenant: str, text: str) -> list[Finding]:
+def _names(text: str) -> set[str]:
+    """An answer's identifier-like runs, and the suite's unique names inside them. Searched run by run
+    (every name lies inside one run), and runs longer than NAME_TOKEN_MAX not at all: the name pattern
+    over a megabyte of one character costs seconds, and a hostile host answers many."""
+    found: set[str] = set()
+    for token in TOKEN.findall(text):
+        if len(token) <= NAME_TOKEN_MAX:
+            found.add(token)
+            found.update(UNIQUE_NAME.findall(token))
+    return found
+
+
+def _tenant_findings(tenant: str, text: str, names: set[str]) -> list[Finding]:
     """The other tenant's data in an answer to `tenant`, except what `tenant` itself sent (a shared
     memoryRef name, an id it asked about and the host repeated in its 404). Compared as tokens
     (identifier-like runs, and the suite's unique names inside longer ones), so the cost is the
     answer's, not the data's."""
     owner = _other(tenant)
     label = f"tenant {owner.upper()}"
-    candidates = set(TOKEN.findall(text)) | set(UNIQUE_NAME.findall(text))
     with _PLANTED.lock:
         theirs, sent = _PLANTED.data[owner], _PLANTED.sent[tenant]
-        hits = sorted(v for v in candidates if v in theirs and v not in sent)
+        hits = sorted(v for v in names if v in theirs and v not in sent)
     found = []
     for value in hits[:FINDINGS_KEPT]:
         at = text.find(value)
