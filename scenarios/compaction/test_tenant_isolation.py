@@ -45,30 +45,15 @@ class Seen:
     again_a: Reply | None = None  # A's compaction after B's
 
 
-def _reads(
-    seams_a: CompactionSeams, seams_b: CompactionSeams, ref: str, targets: list[str | None], seen: Seen
-):
-    """B lists and GETs the shared memoryRef, for the entries A itself can read."""
-    seen.a_list_status = seams_a.list_entries(ref).status
-    if seen.a_list_status in ABSENT:
-        return
-    seen.visible = [t for t in targets if t and seams_a.read_entry(ref, t).status == 200]
-    if not seen.visible:
-        return
-    seen.b_listing = seams_b.list_entries(ref)
-    for target in seen.visible:
-        seen.b_reads.append((target, seams_b.read_entry(ref, target)))
-
-
-def _reads_of_b(seams_a: CompactionSeams, seams_b: CompactionSeams, ref: str, seen: Seen) -> None:
-    """A lists and GETs the shared memoryRef, for the entries B itself can read."""
-    targets = [*seen.b_ids, seen.result_b.output_id if seen.result_b else None]
-    seen.b_visible = [t for t in targets if t and seams_b.read_entry(ref, t).status == 200]
-    if not seen.b_visible:
-        return
-    seen.a_listing = seams_a.list_entries(ref)
-    for target in seen.b_visible:
-        seen.a_reads.append((target, seams_a.read_entry(ref, target)))
+def _cross_reads(
+    owner: CompactionSeams, reader: CompactionSeams, ref: str, targets: list[str | None]
+) -> tuple[list[str], Reply | None, list[tuple[str, Reply]]]:
+    """`reader` lists and GETs the shared memoryRef, for the entries `owner` itself can read back:
+    (those entries, the reader's listing, the reader's GET of each)."""
+    visible = [t for t in targets if t and owner.read_entry(ref, t).status == 200]
+    if not visible:
+        return visible, None, []
+    return visible, reader.list_entries(ref), [(t, reader.read_entry(ref, t)) for t in visible]
 
 
 def _drive(host: Driver, seen: Seen) -> None:
@@ -79,7 +64,11 @@ def _drive(host: Driver, seen: Seen) -> None:
     seen.a_text = f"TENANT-A-PRIVATE {a_ids[0]}"
     seams_a.seed(ref, [entry(a_ids[0], seen.a_text), entry(a_ids[1], "Tenant A second note.")])
     result_a = Compaction(seams_a.compact(ref))
-    _reads(seams_a, seams_b, ref, [*a_ids, result_a.output_id], seen)
+    seen.a_list_status = seams_a.list_entries(ref).status
+    if seen.a_list_status not in ABSENT:
+        seen.visible, seen.b_listing, seen.b_reads = _cross_reads(
+            seams_a, seams_b, ref, [*a_ids, result_a.output_id]
+        )
     seen.a_fresh = [host.unique_id("tenant-a-3"), host.unique_id("tenant-a-4")]
     seams_a.seed(ref, [entry(i, f"Tenant A later note {i}.") for i in seen.a_fresh])
     # Compaction: B seeds its own entries on the same ref; its compaction must not pull A's.
@@ -88,7 +77,9 @@ def _drive(host: Driver, seen: Seen) -> None:
     seams_b.seed(ref, [entry(seen.b_ids[0], seen.b_text), entry(seen.b_ids[1], "Tenant B note two.")])
     seen.result_b = Compaction(seams_b.compact(ref))
     if seen.a_list_status not in ABSENT:
-        _reads_of_b(seams_a, seams_b, ref, seen)
+        seen.b_visible, seen.a_listing, seen.a_reads = _cross_reads(
+            seams_b, seams_a, ref, [*seen.b_ids, seen.result_b.output_id]
+        )
     seen.again_a = seams_a.client.json("POST", COMPACT, json_body={"memoryRef": ref})
 
 
